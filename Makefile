@@ -1,0 +1,88 @@
+# dexviz: `make demo` and `make test` are the two set-up commands (see README.md).
+# Both create or reuse .venv, install dexviz with every extra, and install the Graphviz
+# binary when it is missing and apt-get can install it.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+PYTHON ?= $(shell command -v python3.11 2>/dev/null || command -v python3)
+VENV := .venv
+BIN := $(VENV)/bin
+# Reinstalls only when pyproject.toml is newer than this stamp.
+STAMP := $(VENV)/.dexviz-installed
+DEMO_OUT := demo-output
+NOTEBOOKS := $(wildcard notebooks/*.ipynb)
+NBVAL_SANITIZE := notebooks/nbval-sanitize.cfg
+
+.PHONY: help venv graphviz demo test lint unit notebooks-test notebook clean distclean
+
+help:
+	@echo "make demo      set up .venv and Graphviz, then run 'dexviz demo' into $(DEMO_OUT)/"
+	@echo "make test      set up .venv and Graphviz, then ruff, mypy, pytest and the notebooks"
+	@echo "make notebook  open the tutorial notebooks in JupyterLab"
+	@echo "make lint      ruff and mypy only"
+	@echo "make clean     remove caches and $(DEMO_OUT)/ (distclean also removes .venv)"
+
+venv: $(STAMP)
+
+$(BIN)/python:
+	@test -n "$(PYTHON)" || { echo "make: no python3.11 or python3 on PATH" >&2; exit 1; }
+	$(PYTHON) -m venv $(VENV)
+
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install -e '.[all,test]'
+	touch $@
+
+graphviz:
+	@if command -v dot >/dev/null 2>&1; then \
+		echo "graphviz: $$(dot -V 2>&1)"; \
+	elif command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+		echo "graphviz: 'dot' is missing; installing graphviz and fonts-noto-cjk with apt-get"; \
+		{ apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y graphviz fonts-noto-cjk; } \
+			|| echo "graphviz: apt-get failed; SVG/PNG rendering will be unavailable (DOT text still works)"; \
+	else \
+		echo "graphviz: 'dot' is not on PATH. Install Graphviz to render SVG/PNG:"; \
+		echo "  Debian/Ubuntu: sudo apt-get install graphviz fonts-noto-cjk"; \
+		echo "  macOS: brew install graphviz    conda: conda install -c conda-forge graphviz"; \
+		echo "Continuing: DOT text output works without it; tests that need 'dot' are skipped."; \
+	fi
+
+demo: venv graphviz
+	$(BIN)/dexviz demo --out $(DEMO_OUT)
+
+lint: venv
+	$(BIN)/ruff check dexviz tests
+	$(BIN)/mypy dexviz
+
+# pytest exits 5 when it collected no tests; that must fail the build, never pass quietly.
+unit: venv
+	@status=0; $(BIN)/pytest tests/ || status=$$?; \
+	if [ $$status -eq 5 ]; then \
+		echo "make: pytest collected no tests in tests/ (exit 5); failing" >&2; \
+	fi; \
+	exit $$status
+
+notebooks-test: venv
+ifneq ($(NOTEBOOKS),)
+	@status=0; $(BIN)/pytest --nbval-lax --nbval-current-env \
+		--nbval-sanitize-with $(NBVAL_SANITIZE) notebooks/ || status=$$?; \
+	if [ $$status -eq 5 ]; then \
+		echo "make: pytest collected no notebook cells in notebooks/ (exit 5); failing" >&2; \
+	fi; \
+	exit $$status
+else
+	@echo "notebooks-test: no notebooks/*.ipynb yet; nothing to run"
+endif
+
+test: venv graphviz lint unit notebooks-test
+
+notebook: venv
+	$(BIN)/jupyter lab notebooks/
+
+clean:
+	rm -rf $(DEMO_OUT) .mypy_cache .ruff_cache .pytest_cache .hypothesis build dist *.egg-info
+	find . -path ./$(VENV) -prune -o -name __pycache__ -type d -print0 | xargs -0 rm -rf
+
+distclean: clean
+	rm -rf $(VENV)

@@ -1,0 +1,96 @@
+"""Project-wide pytest setup: environment markers, the golden-file option, shared paths.
+
+Markers (declared in pyproject.toml, so --strict-markers rejects typos):
+- ``requires_dot``: skipped when the Graphviz ``dot`` binary is not on PATH.
+- ``browser``: skipped unless Chromium and the Python ``playwright`` package are both present.
+- ``notebook`` and ``slow``: informational; select or deselect them with ``-m``.
+
+Options: ``--update-golden`` lets golden-file tests rewrite their expected files instead of
+comparing (request the ``update_golden`` fixture); ``--skip-exe`` skips every test that needs an
+external program (``dot``, Chromium), ``--only-exe`` runs only those.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM_CANDIDATES = ("chromium", "chromium-browser", "google-chrome")
+EXE_MARKERS = ("requires_dot", "browser")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("dexviz")
+    group.addoption(
+        "--update-golden",
+        action="store_true",
+        help="rewrite golden files from the current output instead of comparing them",
+    )
+    group.addoption(
+        "--skip-exe", action="store_true", help="skip tests that need an external program"
+    )
+    group.addoption(
+        "--only-exe", action="store_true", help="run only tests that need an external program"
+    )
+
+
+def dot_path() -> str | None:
+    """Where the Graphviz ``dot`` binary is, or None."""
+    return shutil.which("dot")
+
+
+def chromium_path() -> str | None:
+    """Where a Chromium binary is, or None."""
+    for name in CHROMIUM_CANDIDATES:
+        found = shutil.which(name)
+        if found:
+            return found
+    return None
+
+
+def _skip_reason(item: pytest.Item, config: pytest.Config) -> str | None:
+    needs_exe = any(item.get_closest_marker(name) for name in EXE_MARKERS)
+    if config.getoption("--skip-exe") and needs_exe:
+        return "--skip-exe given"
+    if config.getoption("--only-exe") and not needs_exe:
+        return "--only-exe given"
+    if item.get_closest_marker("requires_dot") and dot_path() is None:
+        return "the Graphviz `dot` binary is not on PATH (apt-get install graphviz)"
+    if item.get_closest_marker("browser"):
+        if chromium_path() is None:
+            return "no Chromium on PATH (apt-get install chromium)"
+        if importlib.util.find_spec("playwright") is None:
+            return "the playwright package is not installed (pip install -e '.[test]')"
+    return None
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        reason = _skip_reason(item, config)
+        if reason is not None:
+            item.add_marker(pytest.mark.skip(reason=reason))
+
+
+@pytest.fixture(scope="session")
+def repo_root() -> Path:
+    """The repository root (the folder holding pyproject.toml)."""
+    return REPO_ROOT
+
+
+@pytest.fixture(scope="session")
+def update_golden(request: pytest.FixtureRequest) -> bool:
+    """True when golden files should be rewritten rather than compared (``--update-golden``)."""
+    return bool(request.config.getoption("--update-golden"))
+
+
+@pytest.fixture
+def empty_path(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    """Point PATH at an empty folder, so external programs such as ``dot`` cannot be found."""
+    folder = tmp_path / "empty-bin"
+    folder.mkdir()
+    monkeypatch.setenv("PATH", str(folder))
+    return folder
