@@ -1,0 +1,283 @@
+"""InvocationContext: the Context a handler gets; it stages writes until the attempt commits."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from dexviz.engine.state import Execution, FlowRun
+from dexviz.sdk.attribute import Attribute, AttributeMap, type_default
+from dexviz.sdk.channel import Channel, ChannelMap
+from dexviz.sdk.codec import CodecRegistry
+from dexviz.sdk.context import ABSENT, AsyncContext
+from dexviz.sdk.errors import ChannelMessagesNotLoadedError, FlowDefinitionError
+from dexviz.sdk.results import ChannelMessage, FlowResult, RecoveryErrorInfo
+
+T = TypeVar("T")
+
+DELETED: Any = object()
+"""Marks a staged Attribute deletion."""
+
+
+@dataclass
+class Staged:
+    """Everything one attempt stages; committed together only if the attempt succeeds (R21)."""
+
+    writes: dict[str, tuple[Any, Any]] = field(default_factory=dict)
+    publishes: list[tuple[str, Any]] = field(default_factory=list)
+    deletes: list[tuple[str, str]] = field(default_factory=list)
+    locals: dict[str, Any] = field(default_factory=dict)
+    events: dict[str, Any] = field(default_factory=dict)
+
+
+class InvocationContext(AsyncContext):
+    """One handler invocation's Context: ids, attempt, snapshot reads and staged effects."""
+
+    def __init__(
+        self,
+        run: FlowRun,
+        execution: Execution | None,
+        method: str,
+        attempt: int,
+        snapshot: dict[str, Any],
+        codecs: CodecRegistry,
+        *,
+        where: str,
+        rpc_name: str | None = None,
+        on_heartbeat: Callable[[Any], None] | None = None,
+    ) -> None:
+        self._run = run
+        self._execution = execution
+        self._method = method
+        self._attempt = attempt
+        self._snapshot = snapshot
+        self._codecs = codecs
+        self._where = where
+        self._rpc_name = rpc_name
+        self._on_heartbeat = on_heartbeat
+        self.staged = Staged()
+        self.canceled = False
+
+    def __repr__(self) -> str:
+        return f"<Context {self._where} attempt {self._attempt}>"
+
+    # -- identity -------------------------------------------------------------------------
+    @property
+    def flow_id(self) -> str:
+        """The Flow id."""
+        return self._run.flow_id
+
+    @property
+    def run_id(self) -> str:
+        """The current run id."""
+        return self._run.run_id
+
+    @property
+    def step_execution_id(self) -> str:
+        """This execution's id (empty for an RPC)."""
+        return self._execution.execution_id if self._execution else ""
+
+    @property
+    def from_step_execution_id(self) -> str:
+        """The parent execution id, ``__start__`` or ``__rpc/<name>``."""
+        return self._execution.from_execution_id if self._execution else ""
+
+    @property
+    def attempt(self) -> int:
+        """The 1-based attempt of this method."""
+        return self._attempt
+
+    @property
+    def recovery_error(self) -> RecoveryErrorInfo | None:
+        """The error that routed this execution here, if any."""
+        return self._execution.recovery_error if self._execution else None
+
+    def has_timer_fired(self, index: int | None = None) -> bool:
+        """Whether any timer (or timer ``index``) of the Wait completed (R42, R43)."""
+        timers = self._execution.timers if self._execution else []
+        if index is None:
+            return any(t.done for t in timers)
+        if not 0 <= index < len(timers):
+            return False
+        return timers[index].done
+
+    def wait_for_method_failed(self) -> bool:
+        """Whether Execute runs after a WaitFor failure under PROCEED (R44)."""
+        return bool(self._execution and self._execution.wait_for_failed)
+
+    def is_cancellation_requested(self) -> bool:
+        """Whether the execution was canceled or this attempt timed out."""
+        return self.canceled or bool(self._execution and self._execution.cancel_requested)
+
+    # -- locals, events, heartbeat --------------------------------------------------------
+    def set_step_execution_local(self, key: str, value: object) -> None:
+        """Stage a local for this execution's Execute (WaitFor only, R28)."""
+        if self._method != "wait_for":
+            raise RuntimeError(f"{self._where}: step-execution locals can only be set in wait_for")
+        self.staged.locals[key] = value
+
+    def get_step_execution_local(self, key: str, value_type: type[T]) -> T | None:
+        """Read a local set by this execution's WaitFor (or staged by this WaitFor)."""
+        del value_type
+        if key in self.staged.locals:
+            return self.staged.locals[key]  # type: ignore[no-any-return]
+        if self._execution is None:
+            return None
+        return self._execution.locals.get(key)
+
+    def record_event(self, name: str, value: object) -> None:
+        """Attach a named event to the result; a name may be used once (R29)."""
+        if name in self.staged.events:
+            raise ValueError(f"{self._where}: event {name!r} was already recorded in this call")
+        self.staged.events[name] = value
+
+    def has_last_heartbeat_value(self) -> bool:
+        """Whether a previous attempt left a heartbeat checkpoint."""
+        return bool(self._execution and self._execution.has_heartbeat)
+
+    def get_last_heartbeat_value(self, value_type: type[T]) -> T | None:
+        """The previous attempt's checkpoint, or None."""
+        del value_type
+        if self._execution is None or not self._execution.has_heartbeat:
+            return None
+        return self._execution.last_heartbeat  # type: ignore[no-any-return]
+
+    async def heartbeat(self, value: object = ABSENT) -> None:
+        """Record progress; a value is kept for the next attempt, no value clears it."""
+        if self._on_heartbeat is not None:
+            self._on_heartbeat(value)
+
+    # -- attributes -----------------------------------------------------------------------
+    def _declared_attribute(self, definition: Any) -> None:
+        declared = self._run.definition.attributes.get(getattr(definition, "name", ""))
+        if declared != definition:
+            raise FlowDefinitionError(
+                f"{self._where}: Attribute {getattr(definition, 'name', definition)!r} is not "
+                "declared in the Flow's persistence schema"
+            )
+
+    def _get_attribute(self, definition: Any, instance: str | None) -> Any:
+        self._declared_attribute(definition)
+        key = definition.physical_name(instance)
+        if key in self.staged.writes:
+            value = self.staged.writes[key][1]
+        else:
+            value = self._snapshot.get(key, DELETED)
+        if value is DELETED:
+            return type_default(definition.value_type)
+        return self._codecs.roundtrip(
+            definition.value_type, value, operation=f"{self._where}: read {key}"
+        )
+
+    def _set_attribute(self, definition: Any, instance: str | None, value: Any) -> None:
+        self._declared_attribute(definition)
+        key = definition.physical_name(instance)
+        if value is not None:
+            value = self._codecs.roundtrip(
+                definition.value_type, value, operation=f"{self._where}: write Attribute {key!r}"
+            )
+        self.staged.writes.pop(key, None)
+        self.staged.writes[key] = (definition, DELETED if value is None else value)
+
+    def _attribute_map_keys(self, definition: Any) -> tuple[str, ...]:
+        self._declared_attribute(definition)
+        if not isinstance(definition, AttributeMap):
+            raise TypeError(f"{self._where}: {definition.name!r} is not an AttributeMap")
+        prefix = definition.name + "/"
+        keys = {k for k, v in self._snapshot.items() if k.startswith(prefix) and v is not DELETED}
+        for key, (_, value) in self.staged.writes.items():
+            if key.startswith(prefix):
+                (keys.discard if value is DELETED else keys.add)(key)
+        return tuple(sorted(_unquote(k[len(prefix) :]) for k in keys))
+
+    # -- channels -------------------------------------------------------------------------
+    def _declared_channel(self, definition: Any) -> None:
+        declared = self._run.definition.channels.get(getattr(definition, "name", ""))
+        if declared != definition:
+            raise FlowDefinitionError(
+                f"{self._where}: Channel {getattr(definition, 'name', definition)!r} is not "
+                "declared in the Flow's persistence schema"
+            )
+
+    def _publish_channel(self, definition: Any, instance: str | None, value: Any) -> None:
+        self._declared_channel(definition)
+        key = definition.physical_name(instance)
+        copy = self._codecs.roundtrip(
+            definition.value_type, value, operation=f"{self._where}: publish to Channel {key!r}"
+        )
+        self.staged.publishes.append((key, copy))
+
+    def _channel_size(self, definition: Any, instance: str | None) -> int:
+        self._declared_channel(definition)
+        key = definition.physical_name(instance)
+        own = sum(1 for k, _ in self.staged.publishes if k == key)
+        return len(self._run.queues.get(key, ())) + own
+
+    def _channel_results(self, definition: Any, instance: str | None) -> Sequence[Any]:
+        self._declared_channel(definition)
+        if self._execution is None or self._method != "execute":
+            return ()
+        key = definition.physical_name(instance)
+        values = self._execution.consumed_values.get(key, ())
+        return [self._codecs.roundtrip(definition.value_type, v, operation=key) for v in values]
+
+    def _channel_map_keys(self, definition: Any) -> tuple[str, ...]:
+        self._declared_channel(definition)
+        if self._rpc_name is None:
+            raise RuntimeError(f"{self._where}: ChannelMap keys can only be listed in an RPC")
+        prefix = definition.name + "/"
+        keys = {k for k, q in self._run.queues.items() if k.startswith(prefix) and q}
+        keys.update(k for k, _ in self.staged.publishes if k.startswith(prefix))
+        return tuple(sorted(_unquote(k[len(prefix) :]) for k in keys))
+
+    def _pending_messages(self, definition: Any, instance: str | None) -> Sequence[ChannelMessage[Any]]:
+        self._declared_channel(definition)
+        if not self._loaded(definition, instance):
+            raise ChannelMessagesNotLoadedError(
+                f"{self._where}: Channel {definition.name!r} was not selected for loading "
+                "(add it to *_load_channels or @rpc(load_channels=...))"
+            )
+        key = definition.physical_name(instance)
+        deleted = {m for k, m in self.staged.deletes if k == key}
+        return [
+            ChannelMessage(m.message_id, m.value)
+            for m in self._run.queues.get(key, ())
+            if m.message_id not in deleted
+        ]
+
+    def _loaded(self, definition: Any, instance: str | None) -> bool:
+        options = self._execution.options if self._execution else None
+        if options is None:
+            return self._rpc_name is not None
+        prefix = "wait_for" if self._method == "wait_for" else "execute"
+        if isinstance(definition, Channel):
+            return definition in getattr(options, f"{prefix}_load_channels", ())
+        if isinstance(definition, ChannelMap):
+            if definition in getattr(options, f"{prefix}_load_channel_maps", ()):
+                return True
+            loads = getattr(options, f"{prefix}_load_channel_map_instances", ())
+            return any(ld.channel_map == definition and ld.instance == instance for ld in loads)
+        return False
+
+    def _delete_channel_message(
+        self, definition: Any, instance: str | None, message_id: str
+    ) -> None:
+        self._declared_channel(definition)
+        self.staged.deletes.append((definition.physical_name(instance), message_id))
+
+    # -- subflows -------------------------------------------------------------------------
+    def _subflow_result(self, index: int) -> FlowResult:
+        raise NotImplementedError(f"{self._where}: SubFlow results need the live engine")
+
+    def _subflow_flow_id(self, index: int) -> str:
+        raise NotImplementedError(f"{self._where}: SubFlow ids need the live engine")
+
+
+def _unquote(text: str) -> str:
+    from urllib.parse import unquote
+
+    return unquote(text)
+
+
+__all__ = ["DELETED", "Attribute", "InvocationContext", "Staged"]

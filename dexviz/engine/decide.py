@@ -1,0 +1,406 @@
+"""Decisions: checking an Execute's StepDecision, committing it, cancellation and Flow close.
+
+R79-R101 (decisions, cancellation), R109 (recovery routes), R143-R152 (close semantics).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from dexviz.engine.context import InvocationContext
+from dexviz.engine.effects import (
+    apply_deletes,
+    apply_publishes,
+    apply_writes,
+    emit_published,
+    staged_payload,
+)
+from dexviz.engine.state import Execution, FlowRun, Message, Phase
+from dexviz.history.kinds import EventKind
+from dexviz.sdk.codec import to_json_ready
+from dexviz.sdk.decision import DecisionKind, StepDecision, StepMovement
+from dexviz.sdk.definitions import StepDefinition
+from dexviz.sdk.errors import InvalidStepResultError
+from dexviz.sdk.options import StepOptions
+from dexviz.sdk.results import FlowErrorType, FlowStatus, RecoveryErrorInfo, StepCompletion
+
+if TYPE_CHECKING:
+    from dexviz.engine.runtime import Runtime
+
+
+@dataclass(frozen=True)
+class Move:
+    """A checked movement: the target Step, its decoded input, and its effective options."""
+
+    step: StepDefinition
+    input: Any
+    options: StepOptions | None
+
+
+@dataclass
+class Prepared:
+    """A decision checked during the attempt, so that committing it cannot fail."""
+
+    decision: StepDecision
+    moves: list[Move] = field(default_factory=list)
+    fallback: Move | None = None
+    cancel_types: set[str] = field(default_factory=set)
+    sibling_types: set[str] = field(default_factory=set)
+
+
+class Decisions:
+    """Applies Execute decisions and everything that ends executions or the Flow."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        self._rt = runtime
+
+    # -- checking -------------------------------------------------------------------------
+    def prepare(self, run: FlowRun, ex: Execution, result: Any) -> Prepared:
+        """Check a decision while the attempt can still fail (R30, R86, R91)."""
+        if not isinstance(result, StepDecision):
+            raise InvalidStepResultError(
+                run.flow_type,
+                ex.step_type,
+                "execute",
+                f"returned {type(result).__name__} instead of a StepDecision",
+            )
+        prepared = Prepared(result)
+        if result.kind is DecisionKind.NEXT:
+            if not result.movements:
+                raise InvalidStepResultError(
+                    run.flow_type, ex.step_type, "execute", "a go_to decision needs a movement"
+                )
+            prepared.moves = [self.check_move(run, ex.execution_id, m) for m in result.movements]
+        elif result.kind is DecisionKind.FORCE_COMPLETE_IF_CHANNELS_EMPTY:
+            assert result.fallback is not None
+            prepared.fallback = self.check_move(run, ex.execution_id, result.fallback)
+            for channel in result.empty_channels:
+                if run.definition.channels.get(channel.name) != channel:
+                    raise InvalidStepResultError(
+                        run.flow_type,
+                        ex.step_type,
+                        "execute",
+                        f"Channel {channel.name!r} is not declared in the persistence schema",
+                    )
+        prepared.cancel_types = {
+            run.definition.resolve_step(s).step_type for s in result.canceling_steps
+        }
+        prepared.sibling_types = {
+            run.definition.resolve_step(s).step_type for s in result.canceling_sibling_steps
+        } - prepared.cancel_types
+        return prepared
+
+    def check_move(self, run: FlowRun, source: str, movement: StepMovement) -> Move:
+        """Resolve a movement's target and check its input against the target's type."""
+        step = run.definition.resolve_step(movement.step)
+        value = self._rt.codecs.roundtrip(
+            step.input_type,
+            movement.input,
+            operation=f"Flow {run.flow_type!r}, {source}: input of go_to {step.step_type}",
+        )
+        return Move(step, value, movement.options)
+
+    # -- committing -----------------------------------------------------------------------
+    def commit_execute(
+        self, run: FlowRun, ex: Execution, ctx: InvocationContext, prepared: Prepared
+    ) -> None:
+        """Commit an Execute: effects, end of execution, cancellations, then the decision (R93)."""
+        rt = self._rt
+        decision = prepared.decision
+        writes = apply_writes(run, ctx.staged)
+        messages = apply_publishes(run, ctx.staged)
+        apply_deletes(run, ctx.staged, strict=False)
+        ex.reserved = {}  # consumed for good now that the Execute committed
+        self.finish(run, ex, Phase.DONE)
+        rt.release_locks(run, ex)
+        victims = self.select_victims(
+            run, ex.from_execution_id, prepared.cancel_types, prepared.sibling_types
+        )
+        moves, channels_empty = self._moves_for(run, prepared, victims)
+        new = [self.new_execution(run, m, ex.execution_id) for m in moves] if run.is_open else []
+        payload = self._decision_payload(decision, new, victims, channels_empty)
+        rt.recorder.emit(
+            run,
+            EventKind.STEP_EXECUTE_COMPLETED,
+            ex,
+            {
+                "started_ns": ex.first_started_ns,
+                "attempts": ex.attempt,
+                "decision": payload,
+                "writes": writes,
+                "published": [m.message_id for m in messages],
+                **staged_payload(ctx.staged),
+            },
+        )
+        emit_published(rt.recorder, run, messages, ex.execution_id, ex)
+        returned = self.cancel_all(run, victims, ex.execution_id)
+        reason = "fallback" if prepared.fallback is not None and new else "decision"
+        for execution in new:
+            self.announce(run, execution, reason)
+        self._close_decision(run, ex, decision, channels_empty)
+        rt.waits.wake(run, {m.channel for m in messages} | set(returned))
+        self.check_graceful(run)
+
+    def _moves_for(
+        self, run: FlowRun, prepared: Prepared, victims: list[Execution]
+    ) -> tuple[list[Move], bool | None]:
+        kind = prepared.decision.kind
+        if kind is DecisionKind.NEXT:
+            return prepared.moves, None
+        if kind is not DecisionKind.FORCE_COMPLETE_IF_CHANNELS_EMPTY:
+            return [], None
+        names = [c.name for c in prepared.decision.empty_channels]
+        reserved = {
+            key for other in run.executions.values() if other.active for key in other.reserved
+        }
+        reserved.update(key for v in victims for key in v.reserved)
+        empty = all(not run.queues.get(n) and n not in reserved for n in names)
+        assert prepared.fallback is not None
+        return ([] if empty else [prepared.fallback]), empty
+
+    def _decision_payload(
+        self,
+        decision: StepDecision,
+        new: list[Execution],
+        victims: list[Execution],
+        channels_empty: bool | None,
+    ) -> dict[str, Any]:
+        payload: dict[str, Any] = {
+            "kind": decision.kind.name,
+            "next": [
+                {
+                    "step_type": e.step_type,
+                    "execution_id": e.execution_id,
+                    "input": to_json_ready(e.input),
+                }
+                for e in new
+            ],
+            "has_output": decision.has_output,
+            "reason": decision.reason,
+            "canceling_steps": sorted({_type_name(s) for s in decision.canceling_steps}),
+            "canceling_sibling_steps": sorted(
+                {_type_name(s) for s in decision.canceling_sibling_steps}
+            ),
+            "canceled": [v.execution_id for v in victims],
+        }
+        if decision.has_output:
+            payload["output"] = to_json_ready(decision.output)
+        if channels_empty is not None:
+            payload["channels_empty"] = channels_empty
+        return payload
+
+    def _close_decision(
+        self, run: FlowRun, ex: Execution, decision: StepDecision, channels_empty: bool | None
+    ) -> None:
+        kind = decision.kind
+        if kind is DecisionKind.GRACEFUL_COMPLETE:
+            run.graceful_requested = True
+            self._add_output(run, ex, decision)
+            payload: dict[str, Any] = {"has_output": decision.has_output}
+            if decision.has_output:
+                payload["output"] = to_json_ready(decision.output)
+            self._rt.recorder.emit(run, EventKind.COMPLETION_REQUESTED, ex, payload)
+        elif kind is DecisionKind.FORCE_COMPLETE or (
+            kind is DecisionKind.FORCE_COMPLETE_IF_CHANNELS_EMPTY and channels_empty
+        ):
+            self._add_output(run, ex, decision)
+            self.close(run, FlowStatus.COMPLETED)
+        elif kind is DecisionKind.FORCE_FAIL:
+            self.close(run, FlowStatus.FAILED, FlowErrorType.STEP_DECISION_FAILED, decision.reason)
+
+    def _add_output(self, run: FlowRun, ex: Execution, decision: StepDecision) -> None:
+        # A missing or None output adds nothing (R89).
+        if decision.has_output and decision.output is not None:
+            run.completions.append(StepCompletion(ex.step_type, ex.execution_id, decision.output))
+
+    # -- executions -----------------------------------------------------------------------
+    def new_execution(
+        self, run: FlowRun, move: Move, source: str, recovery: RecoveryErrorInfo | None = None
+    ) -> Execution:
+        """Create (but not yet announce) an execution; numbers follow movement order (R16)."""
+        options = move.options if move.options is not None else (move.step.options or StepOptions())
+        execution = Execution(
+            run.next_execution_id(move.step.step_type), move.step, move.input, source, options
+        )
+        execution.recovery_error = recovery
+        run.executions[execution.execution_id] = execution
+        run.active_count += 1
+        return execution
+
+    def announce(self, run: FlowRun, ex: Execution, reason: str) -> None:
+        """Record the new execution and queue its first method."""
+        self._rt.recorder.emit(
+            run,
+            EventKind.STEP_EXECUTION_CREATED,
+            ex,
+            {
+                "input": to_json_ready(ex.input),
+                "from_execution_id": ex.from_execution_id,
+                "reason": reason,
+                "has_wait_for": ex.step.has_wait_for,
+            },
+            method="",
+            attempt=0,
+        )
+        self._rt.invoker.start_method_soon(
+            run, ex, "wait_for" if ex.step.has_wait_for else "execute"
+        )
+
+    def finish(self, run: FlowRun, ex: Execution, phase: Phase) -> None:
+        """End an execution (DONE or CANCELED): it no longer counts as active (R31, R100)."""
+        if ex.active and ex.counted:
+            run.active_count -= 1
+        ex.phase = phase
+        if ex.method_timeout is not None:
+            ex.method_timeout.cancel()
+        if ex.pending_unit is not None:
+            ex.pending_unit.cancel()
+            ex.pending_unit = None
+
+    def select_victims(
+        self, run: FlowRun, parent: str, types: set[str], siblings: set[str]
+    ) -> list[Execution]:
+        """One snapshot of the other active executions matching the selectors (R92, R93)."""
+        if not types and not siblings:
+            return []
+        return [
+            e
+            for e in run.executions.values()
+            if e.active
+            and (
+                e.step_type in types or (e.step_type in siblings and e.from_execution_id == parent)
+            )
+        ]
+
+    def cancel_all(
+        self, run: FlowRun, victims: list[Execution], by: str
+    ) -> dict[str, list[Message]]:
+        """Cancel executions: no retries, routes or effects; reserved messages go back (R95)."""
+        rt = self._rt
+        held: dict[str, list[tuple[str, str]]] = {}
+        for ex in victims:
+            ex.cancel_requested = True
+            rt.waits.unregister(run, ex)
+            if ex.task is not None and not ex.task.done():
+                ex.task.cancel()
+            held[ex.execution_id] = [(k, m.message_id) for k, ms in ex.reserved.items() for m in ms]
+        returned = rt.waits.return_reserved(run, victims)
+        for ex in victims:
+            phase = ex.phase
+            self.finish(run, ex, Phase.CANCELED)
+            rt.forget_locks(run, ex)
+            items = held[ex.execution_id]
+            rt.recorder.emit(
+                run,
+                EventKind.EXECUTION_CANCELED,
+                ex,
+                {"by": by, "phase": phase.value, "returned": [mid for _, mid in items]},
+            )
+            for key, message_id in items:
+                rt.recorder.emit(
+                    run,
+                    EventKind.MESSAGE_RETURNED,
+                    ex,
+                    {"channel": key, "message_id": message_id, "from": ex.execution_id},
+                )
+        return returned
+
+    def execute_exhausted(self, run: FlowRun, ex: Execution, info: RecoveryErrorInfo) -> None:
+        """Execute used up its retries: go to the recovery Step with the same input, or fail."""
+        target = ex.options.execute_failure_proceed_to
+        recovery: Execution | None = None
+        self.finish(run, ex, Phase.DONE)
+        if target is not None and run.is_open:
+            step = run.definition.resolve_step(target)
+            move = Move(step, ex.input, ex.options.execute_failure_options)
+            recovery = self.new_execution(run, move, ex.execution_id, info)
+        self._rt.recorder.emit(
+            run,
+            EventKind.STEP_EXECUTE_FAILED,
+            ex,
+            {
+                "error_type": info.error_type,
+                "error_message": info.detail,
+                "attempts": ex.attempt,
+                "started_ns": ex.first_started_ns,
+                "recovery_execution_id": recovery.execution_id if recovery else None,
+            },
+        )
+        if recovery is not None:
+            self.announce(run, recovery, "recovery")
+            return
+        where = self._rt.invoker.where(run, ex, "execute")
+        self.fail_flow_worker(
+            run,
+            ex,
+            f"{where} failed after {ex.attempt} attempt(s): {info.error_type}: {info.detail}",
+        )
+
+    def fail_flow_worker(self, run: FlowRun, ex: Execution, message: str) -> None:
+        """A method failed with no route: the Flow fails with WORKER_API_FAILED (R108, R109)."""
+        if ex.active:
+            self.finish(run, ex, Phase.DONE)
+        self.close(run, FlowStatus.FAILED, FlowErrorType.WORKER_API_FAILED, message)
+
+    # -- closing --------------------------------------------------------------------------
+    def check_graceful(self, run: FlowRun) -> None:
+        """Complete once a graceful request is pending and no execution is active (R144)."""
+        if run.graceful_requested and run.active_count == 0 and run.is_open:
+            self.close(run, FlowStatus.COMPLETED)
+
+    def close(
+        self,
+        run: FlowRun,
+        status: FlowStatus,
+        error_type: FlowErrorType | None = None,
+        message: str | None = None,
+    ) -> None:
+        """Close the run: cancel every active execution, then record FlowClosed (R147, R148)."""
+        if not run.is_open:
+            return
+        rt = self._rt
+        run.closing = True
+        active = [e for e in run.executions.values() if e.active]
+        include_pending = status in (FlowStatus.CANCELED, FlowStatus.TERMINATED)
+        for ex in active:
+            if include_pending and ex.phase in (Phase.WAIT_FOR, Phase.EXECUTE):
+                kind = (
+                    EventKind.STEP_WAIT_FOR_PENDING
+                    if ex.phase is Phase.WAIT_FOR
+                    else EventKind.STEP_EXECUTE_PENDING
+                )
+                rt.recorder.emit(run, kind, ex, {"phase": "started" if ex.attempt else "scheduled"})
+        self.cancel_all(run, active, "flow_close")
+        rt.cancel_flow_timers(run)
+        run.status = status
+        run.error_type = error_type
+        run.error_message = message
+        run.closed_ns = rt.now()
+        outputs = run.completions if status is FlowStatus.COMPLETED else []
+        rt.recorder.emit(
+            run,
+            EventKind.FLOW_CLOSED,
+            None,
+            {
+                "status": status.name,
+                "outputs": [
+                    {
+                        "step_type": c.step_type,
+                        "execution_id": c.step_execution_id,
+                        "value": to_json_ready(c.value),
+                    }
+                    for c in outputs
+                ],
+                "error_type": error_type.name if error_type else None,
+                "error_message": message,
+            },
+        )
+        rt.flow_closed(run)
+
+
+def _type_name(step: Any) -> str:
+    if isinstance(step, type):
+        return step.__name__
+    getter = getattr(step, "get_step_type", None)
+    return str(getter()) if callable(getter) else type(step).__name__

@@ -1,0 +1,86 @@
+"""Applying a committed attempt's staged effects: Attribute writes, publications, deletions."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from dexviz.engine.context import DELETED, Staged
+from dexviz.engine.recorder import Recorder
+from dexviz.engine.state import FlowRun, Message
+from dexviz.history.kinds import EventKind
+from dexviz.sdk.codec import to_json_ready
+
+
+def apply_writes(run: FlowRun, staged: Staged) -> list[dict[str, Any]]:
+    """Apply staged Attribute writes and deletions (last write per key wins, R66)."""
+    payload: list[dict[str, Any]] = []
+    attributes = run.attributes
+    for key, (_, value) in staged.writes.items():
+        if value is DELETED:
+            attributes.pop(key, None)
+            payload.append({"attribute": key, "value": None, "deleted": True})
+        else:
+            attributes[key] = value
+            payload.append({"attribute": key, "value": to_json_ready(value), "deleted": False})
+    return payload
+
+
+def apply_publishes(run: FlowRun, staged: Staged) -> list[Message]:
+    """Append staged publications to their queues in call order (R50) and return the messages."""
+    messages: list[Message] = []
+    for key, value in staged.publishes:
+        message = run.next_message(key, value)
+        run.queue(key).append(message)
+        messages.append(message)
+    return messages
+
+
+def apply_deletes(run: FlowRun, staged: Staged, *, strict: bool) -> list[str]:
+    """Delete staged pending messages; a missing id is ignored unless ``strict`` (R61)."""
+    deleted: list[str] = []
+    for key, message_id in staged.deletes:
+        queue = run.queues.get(key)
+        found = next((m for m in queue or () if m.message_id == message_id), None)
+        if found is None:
+            if strict:
+                raise KeyError(message_id)
+            continue
+        assert queue is not None
+        queue.remove(found)
+        deleted.append(message_id)
+    return deleted
+
+
+def check_deletes(run: FlowRun, staged: Staged) -> str | None:
+    """Return the first staged deletion whose message is not queued (for transactional RPCs)."""
+    for key, message_id in staged.deletes:
+        if not any(m.message_id == message_id for m in run.queues.get(key, ())):
+            return message_id
+    return None
+
+
+def emit_published(
+    recorder: Recorder, run: FlowRun, messages: list[Message], publisher: str, execution: Any = None
+) -> None:
+    """Record one MessagePublished event per message, in publication order."""
+    for message in messages:
+        recorder.emit(
+            run,
+            EventKind.MESSAGE_PUBLISHED,
+            execution,
+            {
+                "channel": message.channel,
+                "message_id": message.message_id,
+                "value": to_json_ready(message.value),
+                "publisher": publisher,
+            },
+        )
+
+
+def staged_payload(staged: Staged, ready: Callable[[Any], Any] = to_json_ready) -> dict[str, Any]:
+    """The locals and recorded events of an attempt, JSON-ready."""
+    return {
+        "locals": {k: ready(v) for k, v in staged.locals.items()},
+        "events": {k: ready(v) for k, v in staged.events.items()},
+    }

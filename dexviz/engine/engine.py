@@ -1,0 +1,170 @@
+"""Engine: the public face of the in-process Dex engine in simulation mode."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from dexviz.engine.client import Client
+from dexviz.engine.faults import FaultPlan
+from dexviz.engine.flow_state import FlowState
+from dexviz.engine.runtime import Runtime
+from dexviz.engine.scheduler import SIMULATION_EPOCH_NS
+from dexviz.engine.store import Store
+from dexviz.history.event import Event
+from dexviz.history.history import History
+from dexviz.history.kinds import EventKind
+from dexviz.sdk.errors import SimulationLimitError
+from dexviz.sdk.flow import Flow
+from dexviz.sdk.registry import Registry
+from dexviz.sdk.results import FlowResult
+
+Breakpoint = EventKind | str | type | Callable[[Event], bool]
+
+DEFAULT_MAX_UNITS = 5_000_000
+
+
+def as_registry(flows_or_registry: Registry | Flow[Any] | Sequence[Flow[Any]]) -> Registry:
+    """Accept a Registry, one Flow, or a list of Flows (async handlers allowed)."""
+    if isinstance(flows_or_registry, Registry):
+        return flows_or_registry
+    if isinstance(flows_or_registry, Flow):
+        return Registry([flows_or_registry], allow_async_handlers=True)
+    return Registry(list(flows_or_registry), allow_async_handlers=True)
+
+
+def breakpoint_predicate(until: Breakpoint) -> Callable[[Event], bool]:
+    """Turn a breakpoint (event kind, Step type or class, or predicate) into a predicate."""
+    if isinstance(until, EventKind):
+        return lambda e: e.kind == until
+    if isinstance(until, type):
+        name = until.__name__
+        return lambda e: e.step_type == name
+    if isinstance(until, str):
+        kinds = {k.value for k in EventKind}
+        if until in kinds:
+            return lambda e: str(e.kind) == until
+        return lambda e: e.step_type == until
+    if callable(until):
+        return until
+    raise TypeError(
+        f"until takes an EventKind, a Step type or class, or a predicate; got {until!r}"
+    )
+
+
+class Engine:
+    """An in-process Dex engine on a virtual clock: deterministic for a given seed and fault plan.
+
+    Args:
+        flows_or_registry: the Flows to run (a Registry, a Flow, or a list of Flows).
+        seed: chooses among ready work and among waiters that could take the same message.
+        store: where commits go (an in-memory store by default).
+        faults: a FaultPlan of failed attempts and cancellations to inject.
+        epoch: where virtual time starts (default 2026-01-01T00:00:00Z).
+    """
+
+    def __init__(
+        self,
+        flows_or_registry: Registry | Flow[Any] | Sequence[Flow[Any]],
+        *,
+        seed: int = 0,
+        store: Store | None = None,
+        faults: FaultPlan | None = None,
+        epoch: datetime | None = None,
+    ) -> None:
+        epoch_ns = SIMULATION_EPOCH_NS if epoch is None else int(epoch.timestamp() * 1e9)
+        self.registry = as_registry(flows_or_registry)
+        self._rt = Runtime(self.registry, seed=seed, store=store, faults=faults, epoch_ns=epoch_ns)
+
+    def __repr__(self) -> str:
+        flows = ", ".join(d.flow_type for d in self.registry.definitions)
+        return f"Engine([{flows}], seed={self._rt.seed}, flows_started={len(self._rt.runs)})"
+
+    @property
+    def seed(self) -> int:
+        """The simulation seed."""
+        return self._rt.seed
+
+    @property
+    def faults(self) -> FaultPlan:
+        """The fault plan; rules may be added between steps."""
+        return self._rt.faults
+
+    @property
+    def time_ns(self) -> int:
+        """Virtual engine time in ns since the Unix epoch."""
+        return self._rt.now()
+
+    @property
+    def now(self) -> datetime:
+        """Virtual engine time as a tz-aware UTC datetime."""
+        return datetime.fromtimestamp(self._rt.now() / 1e9, tz=UTC)
+
+    def client(self) -> Client:
+        """A Client bound to this engine (start_flow, publish, invoke_rpc, wait_for_flow, ...)."""
+        return Client(self._rt)
+
+    def step(self) -> list[Event]:
+        """Run one unit (a method attempt and its commit, a timer, a callback); return events."""
+        produced = self._rt.run_unit()
+        return [] if produced is None else produced
+
+    def run(
+        self, until: Breakpoint | None = None, *, max_units: int = DEFAULT_MAX_UNITS
+    ) -> list[Event]:
+        """Run until a unit produces an event matching ``until`` (or until idle); return events."""
+        predicate = breakpoint_predicate(until) if until is not None else None
+        produced: list[Event] = []
+        for _ in range(max_units):
+            events = self._rt.run_unit()
+            if events is None:
+                return produced
+            produced.extend(events)
+            if predicate is not None and any(predicate(e) for e in events):
+                return produced
+        raise self._limit(max_units)
+
+    def run_until_idle(self, *, max_units: int = DEFAULT_MAX_UNITS) -> list[Event]:
+        """Run until nothing more can happen without outside input."""
+        return self.run(None, max_units=max_units)
+
+    def _limit(self, max_units: int) -> SimulationLimitError:
+        open_flows = [f for f, r in self._rt.runs.items() if r.is_open]
+        return SimulationLimitError(
+            f"simulation stopped after {max_units} units with Flows still running: "
+            f"{', '.join(open_flows) or 'none'} (a timer loop never ends? pass max_units or "
+            "use run(until=...))"
+        )
+
+    @property
+    def is_idle(self) -> bool:
+        """Whether no work is ready or scheduled."""
+        return not self._rt.scheduler.has_work()
+
+    def flow_ids(self) -> tuple[str, ...]:
+        """The ids of every Flow this engine has started."""
+        return tuple(self._rt.runs)
+
+    def history(self, flow_id: str) -> History:
+        """The committed history of ``flow_id``."""
+        return self._rt.store.history(flow_id)
+
+    def flow_state(self, flow_id: str) -> FlowState:
+        """A snapshot of the current run of ``flow_id``."""
+        run = self._rt.runs.get(flow_id)
+        if run is None:
+            raise KeyError(
+                f"no Flow {flow_id!r} in this engine (started: {', '.join(self._rt.runs)})"
+            )
+        return FlowState.of(run)
+
+    def result(self, flow_id: str) -> FlowResult:
+        """The result of ``flow_id``'s current run (status RUNNING while it is open)."""
+        if flow_id not in self._rt.runs:
+            raise KeyError(f"no Flow {flow_id!r} in this engine")
+        return self._rt.result(flow_id)
+
+    def cancel_execution(self, flow_id: str, execution_id: str) -> bool:
+        """Cancel one active execution now (as a fault would); False if it is not active."""
+        return self._rt.cancel_execution(flow_id, execution_id, "fault")

@@ -1,0 +1,57 @@
+"""Builds Dex's client errors with the gRPC code and sub-status Dex gives each kind."""
+
+from __future__ import annotations
+
+from typing import TypeVar
+
+from dexviz.sdk.errors import (
+    ChannelMessageNotFoundError,
+    DexServiceError,
+    ErrorSubStatus,
+    FlowAlreadyStartedError,
+    FlowClosingError,
+    FlowNotActiveOrNotFoundError,
+    FlowNotFoundError,
+    LongPollTimeoutError,
+    RequestTimeoutError,
+    RpcLockConflictError,
+    StatusCode,
+    WaitHandlerTimeoutError,
+    WorkerInvocationError,
+)
+
+E = TypeVar("E", bound=DexServiceError)
+
+_CODES: dict[type[DexServiceError], tuple[str, ErrorSubStatus]] = {
+    FlowAlreadyStartedError: ("ALREADY_EXISTS", ErrorSubStatus.FLOW_ALREADY_STARTED),
+    FlowNotFoundError: ("NOT_FOUND", ErrorSubStatus.FLOW_NOT_EXISTS),
+    FlowNotActiveOrNotFoundError: ("NOT_FOUND", ErrorSubStatus.FLOW_NOT_EXISTS),
+    FlowClosingError: ("FAILED_PRECONDITION", ErrorSubStatus.FLOW_CLOSING),
+    LongPollTimeoutError: ("DEADLINE_EXCEEDED", ErrorSubStatus.LONG_POLL_TIMEOUT),
+    WaitHandlerTimeoutError: ("DEADLINE_EXCEEDED", ErrorSubStatus.WAIT_HANDLER_TIMEOUT),
+    RequestTimeoutError: ("DEADLINE_EXCEEDED", ErrorSubStatus.REQUEST_TIMEOUT),
+    RpcLockConflictError: ("ABORTED", ErrorSubStatus.UNCATEGORIZED),
+    ChannelMessageNotFoundError: ("NOT_FOUND", ErrorSubStatus.CHANNEL_MESSAGE_NOT_FOUND),
+}
+
+
+def service_error(cls: type[E], detail: str, *, flow_id: str | None, operation: str) -> E:
+    """Build a DexServiceError subclass with Dex's status code and sub-status for it."""
+    code, sub_status = _CODES.get(cls, ("UNKNOWN", ErrorSubStatus.UNCATEGORIZED))
+    return cls(StatusCode[code], sub_status, detail, operation, flow_id)
+
+
+def worker_error(
+    detail: str, *, flow_id: str, operation: str, error_type: str, error_detail: str
+) -> WorkerInvocationError:
+    """The error a caller gets when an RPC handler raised (R116, R124)."""
+    return WorkerInvocationError(
+        StatusCode["INTERNAL"],
+        ErrorSubStatus.WORKER_API_ERROR,
+        detail,
+        operation,
+        flow_id,
+        StatusCode["UNKNOWN"],
+        error_type,
+        error_detail,
+    )

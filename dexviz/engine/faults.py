@@ -1,0 +1,139 @@
+"""FaultPlan: deterministic fault injection for simulation — failed attempts and cancellations."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from dexviz.history.event import Event
+from dexviz.history.kinds import EventKind
+
+
+def _step_name(step: Any) -> str:
+    if isinstance(step, str):
+        return step
+    if isinstance(step, type):
+        return step.__name__
+    getter = getattr(step, "get_step_type", None)
+    return str(getter()) if callable(getter) else type(step).__name__
+
+
+class InjectedFailure(RuntimeError):
+    """The default error of an injected failed attempt."""
+
+
+@dataclass(frozen=True)
+class FailAttempt:
+    """Fail attempt ``attempt`` of ``method`` of a Step type (optionally one execution)."""
+
+    step_type: str
+    method: str = "execute"
+    attempt: int = 1
+    error: BaseException | None = None
+    execution_id: str | None = None
+
+    def matches(self, step_type: str, method: str, attempt: int, execution_id: str) -> bool:
+        """Whether this rule applies to the attempt about to run."""
+        return (
+            self.step_type == step_type
+            and self.method == method
+            and self.attempt == attempt
+            and (self.execution_id is None or self.execution_id == execution_id)
+        )
+
+
+@dataclass(frozen=True)
+class CancelExecution:
+    """Cancel ``execution_id`` right after an event about it of kind ``at`` commits."""
+
+    execution_id: str
+    at: EventKind | str | Callable[[Event], bool] = EventKind.WAIT_SATISFIED
+    flow_id: str | None = None
+
+    def matches(self, event: Event) -> bool:
+        """Whether ``event`` triggers this cancellation."""
+        if self.flow_id is not None and event.flow_id != self.flow_id:
+            return False
+        if callable(self.at) and not isinstance(self.at, str):
+            return event.execution_id == self.execution_id and bool(self.at(event))
+        return event.execution_id == self.execution_id and str(event.kind) == str(self.at)
+
+
+@dataclass
+class FaultPlan:
+    """The faults to inject in one simulation; the same plan and seed replay identically."""
+
+    failures: list[FailAttempt] = field(default_factory=list)
+    cancellations: list[CancelExecution] = field(default_factory=list)
+    _fired: set[int] = field(default_factory=set)
+
+    @classmethod
+    def of(cls, *faults: FailAttempt | CancelExecution) -> FaultPlan:
+        """Build a plan from ``FaultPlan.fail(...)`` and ``FaultPlan.cancel(...)`` rules."""
+        plan = cls()
+        for fault in faults:
+            plan.add(fault)
+        return plan
+
+    @staticmethod
+    def fail(
+        step: Any,
+        method: str = "execute",
+        attempt: int = 1,
+        error: BaseException | None = None,
+        *,
+        execution_id: str | None = None,
+    ) -> FailAttempt:
+        """A rule failing attempt ``attempt`` of ``step``'s ``method`` with ``error``."""
+        if method not in ("wait_for", "execute"):
+            raise ValueError(f"method must be 'wait_for' or 'execute', got {method!r}")
+        if attempt < 1:
+            raise ValueError(f"attempt must be >= 1, got {attempt}")
+        return FailAttempt(_step_name(step), method, attempt, error, execution_id)
+
+    @staticmethod
+    def cancel(
+        execution_id: str,
+        at: EventKind | str | Callable[[Event], bool] = EventKind.WAIT_SATISFIED,
+        *,
+        flow_id: str | None = None,
+    ) -> CancelExecution:
+        """A rule canceling ``execution_id`` when an event of kind ``at`` about it commits."""
+        return CancelExecution(execution_id, at, flow_id)
+
+    def add(self, fault: FailAttempt | CancelExecution) -> None:
+        """Add one rule."""
+        if isinstance(fault, FailAttempt):
+            self.failures.append(fault)
+        elif isinstance(fault, CancelExecution):
+            self.cancellations.append(fault)
+        else:
+            raise TypeError(f"a FaultPlan takes FailAttempt or CancelExecution, got {fault!r}")
+
+    def extend(self, faults: Iterable[FailAttempt | CancelExecution]) -> None:
+        """Add several rules."""
+        for fault in faults:
+            self.add(fault)
+
+    def failure_for(
+        self, step_type: str, method: str, attempt: int, execution_id: str
+    ) -> BaseException | None:
+        """The error to inject for this attempt, if a rule matches."""
+        for rule in self.failures:
+            if rule.matches(step_type, method, attempt, execution_id):
+                return rule.error or InjectedFailure(
+                    f"injected failure: {execution_id} {method} attempt {attempt}"
+                )
+        return None
+
+    def cancellations_for(self, event: Event) -> list[tuple[str, str]]:
+        """The (flow id, execution id) pairs to cancel after ``event``; each rule fires once."""
+        if not self.cancellations:
+            return []
+        found: list[tuple[str, str]] = []
+        for position, rule in enumerate(self.cancellations):
+            if position not in self._fired and rule.matches(event):
+                self._fired.add(position)
+                found.append((event.flow_id, rule.execution_id))
+        return found

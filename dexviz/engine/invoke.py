@@ -1,0 +1,295 @@
+"""Invoker: runs one method attempt (sync or coroutine), then commits it or handles the failure."""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import inspect
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any
+
+from dexviz.engine.context import InvocationContext
+from dexviz.engine.state import Execution, FlowRun, Phase
+from dexviz.history.kinds import EventKind
+from dexviz.sdk.clock import handler_clock
+from dexviz.sdk.errors import InvalidStepResultError, RetryAfterError
+from dexviz.sdk.options import RetryPolicy, WaitForFailurePolicy
+from dexviz.sdk.results import RecoveryErrorInfo
+from dexviz.sdk.wait import Wait
+
+if TYPE_CHECKING:
+    from dexviz.engine.runtime import Runtime
+
+DEFAULT_RETRY = RetryPolicy(total_duration=timedelta(hours=4))
+"""Dex's default: backoff 1 s x2 up to 100 s, attempts unlimited within 4 hours (R103, R104)."""
+DEFAULT_METHOD_TIMEOUT_NS = 2 * 3600 * 1_000_000_000
+"""A regular attempt may run two hours by default (R106, newer docs)."""
+
+
+def error_type_name(error: BaseException) -> str:
+    """Dex reports a handler error's type as ``module.QualifiedName``."""
+    cls = type(error)
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+class Invoker:
+    """Starts method attempts, and turns their outcome into a commit, a retry or an exit."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        self._rt = runtime
+
+    def where(self, run: FlowRun, ex: Execution, method: str) -> str:
+        """Name the Flow, Step execution and method for messages."""
+        return f"Flow {run.flow_type!r}, Step {ex.execution_id} {method}"
+
+    def start_method_soon(self, run: FlowRun, ex: Execution, method: str) -> None:
+        """Queue the first attempt of ``method`` as ready work."""
+        if ex.phase is not Phase.QUEUED:
+            ex.phase = Phase.WAIT_FOR if method == "wait_for" else Phase.EXECUTE
+        ex.method = method
+        ex.attempt = 0
+        self._rt.scheduler.call_soon(lambda: self.start_method(run, ex, method))
+
+    def start_method(self, run: FlowRun, ex: Execution, method: str) -> None:
+        """Take the method's locks (waiting for them if held), then run attempt 1."""
+        if not ex.active or not run.is_open:
+            return
+        ex.phase = Phase.WAIT_FOR if method == "wait_for" else Phase.EXECUTE
+        ex.method = method
+        ex.attempt = 0
+        ex.first_started_ns = self._rt.now()
+        ex.method_snapshot = None
+        locks = (
+            ex.options.wait_for_lock_attributes
+            if method == "wait_for"
+            else ex.options.execute_lock_attributes
+        )
+        keys = tuple(lock.physical_name for lock in locks)
+        if keys and not run_locks(self._rt, run).acquire_or_wait(
+            keys,
+            ex.execution_id,
+            lambda: self._rt.scheduler.call_soon(lambda: self.attempt(run, ex)),
+        ):
+            return
+        self.attempt(run, ex)
+
+    def attempt(self, run: FlowRun, ex: Execution) -> None:
+        """Run the next attempt of the execution's current method."""
+        rt = self._rt
+        if not ex.active or not run.is_open:
+            return
+        ex.attempt += 1
+        ex.attempt_token += 1
+        ex.pending_unit = None
+        method = ex.method
+        rt.recorder.emit(run, EventKind.ATTEMPT_STARTED, ex)
+        if ex.method_snapshot is None:
+            # Every retry reads the first attempt's snapshot (R22).
+            ex.method_snapshot = dict(run.attributes)
+        ctx = InvocationContext(
+            run,
+            ex,
+            method,
+            ex.attempt,
+            ex.method_snapshot,
+            rt.codecs,
+            where=self.where(run, ex, method),
+            on_heartbeat=lambda value: _heartbeat(ex, value),
+        )
+        injected = rt.faults.failure_for(ex.step_type, method, ex.attempt, ex.execution_id)
+        if injected is not None:
+            self.fail(run, ex, ctx, injected, "fault")
+            return
+        try:
+            value = rt.codecs.roundtrip(
+                ex.step.input_type, ex.input, operation=ctx._where + " input"
+            )
+        except Exception as error:  # noqa: BLE001 - an undecodable input fails the attempt
+            self.fail(run, ex, ctx, error, "error")
+            return
+        handler = getattr(ex.step.step, method)
+        is_async = ex.step.wait_for_is_async if method == "wait_for" else ex.step.execute_is_async
+        if is_async:
+            self._start_async(run, ex, ctx, handler, value)
+        else:
+            self._run_sync(run, ex, ctx, handler, value)
+
+    def _run_sync(
+        self, run: FlowRun, ex: Execution, ctx: InvocationContext, handler: Any, value: Any
+    ) -> None:
+        token = handler_clock.set(self._rt.clock_millis)
+        try:
+            result = handler(ctx, value)
+        except Exception as error:  # noqa: BLE001 - any handler error is a failed attempt
+            self.fail(run, ex, ctx, error, "error")
+            return
+        finally:
+            handler_clock.reset(token)
+        if inspect.isawaitable(result):
+            if inspect.iscoroutine(result):
+                result.close()
+            invalid = InvalidStepResultError(
+                run.flow_type,
+                ex.step_type,
+                "wait_for" if ex.method == "wait_for" else "execute",
+                "returned an awaitable from a non-async handler; declare it with async def",
+            )
+            self.fail(run, ex, ctx, invalid, "invalid_result")
+            return
+        self.succeed(run, ex, ctx, result)
+
+    def _start_async(
+        self, run: FlowRun, ex: Execution, ctx: InvocationContext, handler: Any, value: Any
+    ) -> None:
+        rt = self._rt
+        context = contextvars.copy_context()
+        context.run(handler_clock.set, rt.clock_millis)
+        token = ex.attempt_token
+        coro = context.run(handler, ctx, value)
+        task = rt.loop.start_task(coro, context)
+        ex.task = task
+        timeout = (
+            ex.options.wait_for_method_timeout
+            if ex.method == "wait_for"
+            else ex.options.execute_method_timeout
+        )
+        limit = int(timeout.total_seconds() * 1e9) if timeout else DEFAULT_METHOD_TIMEOUT_NS
+        ex.method_timeout = rt.scheduler.call_at(
+            rt.now() + limit, lambda: self._timed_out(run, ex, ctx, token, limit)
+        )
+        task.add_done_callback(lambda t: self._async_done(run, ex, ctx, token, t))
+
+    def _timed_out(
+        self, run: FlowRun, ex: Execution, ctx: InvocationContext, token: int, limit: int
+    ) -> None:
+        if token != ex.attempt_token or not ex.active or ex.task is None or ex.task.done():
+            return
+        ctx.canceled = True
+        ex.task.cancel()
+        error = TimeoutError(f"{ctx._where} attempt {ex.attempt} timed out after {limit / 1e9:g} s")
+        self.fail(run, ex, ctx, error, "timeout")
+
+    def _async_done(
+        self,
+        run: FlowRun,
+        ex: Execution,
+        ctx: InvocationContext,
+        token: int,
+        task: asyncio.Task[Any],
+    ) -> None:
+        # A result for a canceled execution, a timed-out attempt or a closed Flow is dropped (R152).
+        if token != ex.attempt_token or not ex.active or ctx.canceled or not run.is_open:
+            return
+        if ex.method_timeout is not None:
+            ex.method_timeout.cancel()
+        ex.task = None
+        if task.cancelled():
+            self.fail(run, ex, ctx, asyncio.CancelledError("the handler was cancelled"), "error")
+        elif task.exception() is not None:
+            error = task.exception()
+            assert error is not None
+            self.fail(run, ex, ctx, error, "error")
+        else:
+            self.succeed(run, ex, ctx, task.result())
+
+    def succeed(self, run: FlowRun, ex: Execution, ctx: InvocationContext, result: Any) -> None:
+        """Commit a successful attempt: a Wait for WaitFor, a checked decision for Execute."""
+        rt = self._rt
+        if ex.method == "wait_for":
+            if not isinstance(result, Wait):
+                detail = f"returned {type(result).__name__} instead of a Wait"
+                self.fail(
+                    run,
+                    ex,
+                    ctx,
+                    InvalidStepResultError(run.flow_type, ex.step_type, "wait_for", detail),
+                    "invalid_result",
+                )
+                return
+            rt.waits.commit_wait_for(run, ex, ctx, result)
+            return
+        try:
+            prepared = rt.decisions.prepare(run, ex, result)
+        except Exception as error:  # noqa: BLE001 - an invalid decision fails the attempt (R30, R91)
+            self.fail(run, ex, ctx, error, "invalid_result")
+            return
+        rt.decisions.commit_execute(run, ex, ctx, prepared)
+
+    def fail(
+        self, run: FlowRun, ex: Execution, ctx: InvocationContext, error: BaseException, reason: str
+    ) -> None:
+        """Record a failed attempt; retry after the backoff, or take the method's failure exit."""
+        rt = self._rt
+        cause = error.cause if isinstance(error, RetryAfterError) else error
+        policy = (
+            ex.options.wait_for_retry if ex.method == "wait_for" else ex.options.execute_retry
+        ) or DEFAULT_RETRY
+        delay = (
+            timedelta(seconds=error.after_seconds)
+            if isinstance(error, RetryAfterError)
+            else policy.backoff(ex.attempt)
+        )
+        elapsed = timedelta(microseconds=(rt.now() - ex.first_started_ns) / 1000)
+        retry = policy.should_retry(ex.attempt, elapsed, delay)
+        delay_ns = int(delay.total_seconds() * 1e9)
+        rt.recorder.emit(
+            run,
+            EventKind.ATTEMPT_FAILED,
+            ex,
+            {
+                "error_type": error_type_name(cause),
+                "error_message": str(cause),
+                "reason": reason,
+                "final": not retry,
+                "retry_at_ns": rt.now() + delay_ns if retry else None,
+                "retry_delay_ns": delay_ns if retry else None,
+            },
+        )
+        if retry:
+            ex.pending_unit = rt.scheduler.call_at(
+                rt.now() + delay_ns, lambda: self.attempt(run, ex)
+            )
+            return
+        info = RecoveryErrorInfo(detail=str(cause), error_type=error_type_name(cause))
+        rt.release_locks(run, ex)
+        if ex.method == "wait_for":
+            self._wait_for_exhausted(run, ex, info)
+        else:
+            rt.decisions.execute_exhausted(run, ex, info)
+
+    def _wait_for_exhausted(self, run: FlowRun, ex: Execution, info: RecoveryErrorInfo) -> None:
+        rt = self._rt
+        proceed = ex.options.wait_for_failure is WaitForFailurePolicy.PROCEED
+        rt.recorder.emit(
+            run,
+            EventKind.STEP_WAIT_FOR_FAILED,
+            ex,
+            {
+                "error_type": info.error_type,
+                "error_message": info.detail,
+                "attempts": ex.attempt,
+                "started_ns": ex.first_started_ns,
+                "policy": "PROCEED" if proceed else "FAIL_FLOW",
+            },
+        )
+        if proceed:
+            # Execute runs as after an empty Wait, and can see the error (R44).
+            ex.wait_for_failed = True
+            ex.recovery_error = info
+            self.start_method_soon(run, ex, "execute")
+            return
+        where = self.where(run, ex, "wait_for")
+        message = f"{where} failed after {ex.attempt} attempt(s): {info.error_type}: {info.detail}"
+        rt.decisions.fail_flow_worker(run, ex, message)
+
+
+def _heartbeat(ex: Execution, value: Any) -> None:
+    from dexviz.sdk.context import ABSENT
+
+    ex.has_heartbeat = value is not ABSENT
+    ex.last_heartbeat = None if value is ABSENT else value
+
+
+def run_locks(runtime: Runtime, run: FlowRun) -> Any:
+    """The lock table of ``run``."""
+    return runtime.lock_table(run)

@@ -1,0 +1,90 @@
+"""Recorder: builds history events and hands each unit's events to the Store as one commit."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from dexviz.engine.state import Execution, FlowRun
+from dexviz.engine.store import Store
+from dexviz.history.event import Event
+from dexviz.history.kinds import EventKind
+
+_EMPTY: Mapping[str, Any] = {}
+
+
+class Recorder:
+    """Buffers the events of the running unit per Flow and commits them together."""
+
+    def __init__(self, store: Store, clock: Callable[[], int]) -> None:
+        self._store = store
+        self._clock = clock
+        self._pending: dict[str, tuple[FlowRun, list[Event]]] = {}
+        self.listeners: list[Callable[[Event], None]] = []
+        self.produced: list[Event] = []
+
+    def emit(
+        self,
+        run: FlowRun,
+        kind: EventKind,
+        execution: Execution | None = None,
+        payload: Mapping[str, Any] = _EMPTY,
+        *,
+        method: str | None = None,
+        attempt: int | None = None,
+    ) -> Event:
+        """Record one event of ``run`` (an execution's id, type, method and attempt by default)."""
+        run.seq += 1
+        if execution is not None:
+            event = Event(
+                run.seq,
+                self._clock(),
+                kind,
+                run.flow_id,
+                run.run_id,
+                execution.execution_id,
+                execution.step.step_type,
+                (execution.method if method is None else method) or None,
+                (execution.attempt if attempt is None else attempt) or None,
+                payload,
+            )
+        else:
+            event = Event(
+                run.seq,
+                self._clock(),
+                kind,
+                run.flow_id,
+                run.run_id,
+                None,
+                None,
+                method,
+                attempt,
+                payload,
+            )
+        pending = self._pending.get(run.flow_id)
+        if pending is None:
+            self._pending[run.flow_id] = (run, [event])
+        else:
+            pending[1].append(event)
+        return event
+
+    def commit(self) -> list[Event]:
+        """Commit every buffered event, one store transaction per Flow; return them."""
+        if not self._pending:
+            return []
+        committed: list[Event] = []
+        pending, self._pending = self._pending, {}
+        for flow_id, (_, events) in pending.items():
+            self._store.commit(flow_id, events)
+            committed.extend(events)
+        self.produced.extend(committed)
+        for listener in self.listeners:
+            for event in committed:
+                listener(event)
+        return committed
+
+    def discard(self) -> None:
+        """Drop buffered events (used when a unit's work must not commit)."""
+        for run, events in self._pending.values():
+            run.seq -= len(events)
+        self._pending = {}

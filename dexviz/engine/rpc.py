@@ -1,0 +1,207 @@
+"""RPCs: a client call runs a Flow method whose effects commit atomically (R115-R124)."""
+
+from __future__ import annotations
+
+import contextvars
+from typing import TYPE_CHECKING, Any
+
+from dexviz.engine.context import InvocationContext
+from dexviz.engine.decide import Move
+from dexviz.engine.effects import (
+    apply_deletes,
+    apply_publishes,
+    apply_writes,
+    check_deletes,
+    emit_published,
+    staged_payload,
+)
+from dexviz.engine.errors import service_error, worker_error
+from dexviz.engine.invoke import error_type_name
+from dexviz.engine.operations import existing_run
+from dexviz.engine.state import FlowRun
+from dexviz.history.kinds import EventKind
+from dexviz.sdk.clock import handler_clock
+from dexviz.sdk.codec import to_json_ready
+from dexviz.sdk.definitions import RpcDefinition
+from dexviz.sdk.errors import (
+    ChannelMessageNotFoundError,
+    FlowDefinitionError,
+    FlowNotActiveError,
+    RpcLockConflictError,
+)
+from dexviz.sdk.flow import RPCResult
+
+if TYPE_CHECKING:
+    from dexviz.engine.runtime import Runtime
+
+
+def find_rpc(run: FlowRun, method: Any) -> RpcDefinition:
+    """The RpcDefinition of a bound method of the registered Flow (or an RPC name)."""
+    if isinstance(method, str):
+        found = run.definition.rpcs.get(method)
+    else:
+        found = run.definition.rpc_by_function.get(getattr(method, "__func__", method))
+    if found is None:
+        name = method if isinstance(method, str) else getattr(method, "__name__", repr(method))
+        raise FlowDefinitionError(f"{name!r} is not an @rpc method of Flow {run.flow_type!r}")
+    return found
+
+
+def invoke_rpc(rt: Runtime, method: Any, flow_id: str, input: Any = None) -> Any:
+    """Run an RPC on the current run and return its output (R115-R120, R156)."""
+    run = existing_run(rt, flow_id, "invoke_rpc")
+    rpc = find_rpc(run, method)
+    if not run.is_open and rpc.is_transactional:
+        raise service_error(
+            FlowNotActiveError,
+            f"RPC {rpc.name!r} needs an active Flow",
+            flow_id=flow_id,
+            operation="invoke_rpc",
+        )
+    owner = f"rpc:{rpc.name}:{run.seq}"
+    keys = tuple(lock.physical_name for lock in rpc.options.lock_attributes)
+    if keys and not rt.lock_table(run).try_acquire(keys, owner):
+        raise service_error(
+            RpcLockConflictError,
+            f"RPC {rpc.name!r}: an Attribute lock is held",
+            flow_id=flow_id,
+            operation="invoke_rpc",
+        )
+    try:
+        ctx, result = _call(rt, run, rpc, input)
+        return _commit(rt, run, rpc, ctx, result, input)
+    finally:
+        if keys:
+            for resume in rt.lock_table(run).release(owner):
+                resume()
+
+
+def _call(
+    rt: Runtime, run: FlowRun, rpc: RpcDefinition, input: Any
+) -> tuple[InvocationContext, Any]:
+    where = f"Flow {run.flow_type!r}, RPC {rpc.name!r}"
+    ctx = InvocationContext(
+        run, None, "rpc", 1, dict(run.attributes), rt.codecs, where=where, rpc_name=rpc.name
+    )
+    bound = getattr(run.definition.flow, rpc.method_name)
+    try:
+        args = (
+            (ctx, rt.codecs.roundtrip(rpc.input_type, input, operation=f"{where} input"))
+            if rpc.has_input
+            else (ctx,)
+        )
+        if rpc.is_async:
+            return ctx, _drive(rt, bound, args)
+        token = handler_clock.set(rt.clock_millis)
+        try:
+            return ctx, bound(*args)
+        finally:
+            handler_clock.reset(token)
+    except Exception as error:  # noqa: BLE001 - the caller gets the handler's error (R116)
+        raise worker_error(
+            f"{where} failed: {error_type_name(error)}: {error}",
+            flow_id=run.flow_id,
+            operation="invoke_rpc",
+            error_type=error_type_name(error),
+            error_detail=str(error),
+        ) from error
+
+
+def _drive(rt: Runtime, bound: Any, args: tuple[Any, ...]) -> Any:
+    context = contextvars.copy_context()
+    context.run(handler_clock.set, rt.clock_millis)
+    task = rt.loop.start_task(context.run(bound, *args), context)
+    while not task.done():
+        if rt.run_unit() is None:
+            task.cancel()
+            raise RuntimeError(
+                "the async RPC handler waits for something the simulation cannot provide"
+            )
+    return task.result()
+
+
+def _commit(
+    rt: Runtime, run: FlowRun, rpc: RpcDefinition, ctx: InvocationContext, result: Any, input: Any
+) -> Any:
+    output = result.output if isinstance(result, RPCResult) else result
+    next_steps = result.next_steps if isinstance(result, RPCResult) else ()
+    canceling = result.canceling_steps if isinstance(result, RPCResult) else ()
+    staged = ctx.staged
+    has_effects = bool(
+        staged.writes or staged.publishes or staged.deletes or next_steps or canceling
+    )
+    if not has_effects and not rpc.is_transactional:
+        if run.is_open:
+            _record(rt, run, rpc, ctx, input, output, [], [], [], [])
+            rt.commit()
+        return output
+    if not run.is_open:
+        raise service_error(
+            FlowNotActiveError,
+            f"RPC {rpc.name!r} has effects but the Flow is closed",
+            flow_id=run.flow_id,
+            operation="invoke_rpc",
+        )
+    missing = check_deletes(run, staged) if rpc.is_transactional else None
+    if missing is not None:
+        raise service_error(
+            ChannelMessageNotFoundError,
+            f"RPC {rpc.name!r}: message {missing!r} is not pending",
+            flow_id=run.flow_id,
+            operation="invoke_rpc",
+        )
+    source = f"__rpc/{rpc.name}"
+    moves = [rt.decisions.check_move(run, source, m) for m in next_steps]
+    types = {run.definition.resolve_step(s).step_type for s in canceling}
+    writes = apply_writes(run, staged)
+    messages = apply_publishes(run, staged)
+    apply_deletes(run, staged, strict=False)
+    victims = rt.decisions.select_victims(run, "", types, set())
+    new = [rt.decisions.new_execution(run, Move(m.step, m.input, m.options), source) for m in moves]
+    _record(rt, run, rpc, ctx, input, output, writes, messages, victims, new)
+    emit_published(rt.recorder, run, messages, f"rpc:{rpc.name}")
+    returned = rt.decisions.cancel_all(run, victims, f"rpc:{rpc.name}")
+    for execution in new:
+        rt.decisions.announce(run, execution, "rpc")
+    rt.waits.wake(run, {m.channel for m in messages} | set(returned))
+    rt.decisions.check_graceful(run)
+    rt.commit()
+    return output
+
+
+def _record(
+    rt: Runtime,
+    run: FlowRun,
+    rpc: RpcDefinition,
+    ctx: InvocationContext,
+    input: Any,
+    output: Any,
+    writes: list[Any],
+    messages: list[Any],
+    victims: list[Any],
+    new: list[Any],
+) -> None:
+    rt.recorder.emit(
+        run,
+        EventKind.RPC_EXECUTION_COMPLETED,
+        None,
+        {
+            "rpc": rpc.name,
+            "input": to_json_ready(input),
+            "output": to_json_ready(output),
+            "writes": writes,
+            "published": [m.message_id for m in messages],
+            "next": [
+                {
+                    "step_type": e.step_type,
+                    "execution_id": e.execution_id,
+                    "input": to_json_ready(e.input),
+                }
+                for e in new
+            ],
+            "canceled": [v.execution_id for v in victims],
+            "is_set_attribute_api": False,
+            **staged_payload(ctx.staged),
+        },
+        method="rpc",
+    )

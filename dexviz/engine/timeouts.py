@@ -1,0 +1,117 @@
+"""Flow timeouts: the durable deadline with the FAIL, CANCEL and HANDLER policies (R136-R139)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from dexviz.engine.decide import Move
+from dexviz.engine.scheduler import TimerHandle
+from dexviz.engine.state import Execution, FlowRun
+from dexviz.sdk.decision import StepDecision
+from dexviz.sdk.definitions import StepDefinition
+from dexviz.sdk.flow import Flow
+from dexviz.sdk.flow_options import FlowTimeoutPolicy, StartFlowOptions, resolve_timeout_policy
+from dexviz.sdk.options import StepOptions
+from dexviz.sdk.results import FlowErrorType, FlowStatus
+from dexviz.sdk.step import Step
+
+if TYPE_CHECKING:
+    from dexviz.engine.runtime import Runtime
+
+TIMEOUT_STEP_TYPE = "sys:timeout_handler"
+
+
+class _TimeoutHandlerStep(Step[None]):
+    """Runs the Flow's sync ``handle_timeout`` with Execute semantics."""
+
+    def __init__(self, flow: Flow[Any]) -> None:
+        self._flow = flow
+
+    def get_step_type(self) -> str:
+        return TIMEOUT_STEP_TYPE
+
+    def execute(self, context: Any, input: None) -> StepDecision:
+        del input
+        return self._flow.handle_timeout(context)
+
+
+class _AsyncTimeoutHandlerStep(_TimeoutHandlerStep):
+    """Runs the Flow's coroutine ``handle_timeout``."""
+
+    async def execute(self, context: Any, input: None) -> StepDecision:  # type: ignore[override]
+        del input
+        return await self._flow.handle_timeout(context)  # type: ignore[misc, no-any-return]
+
+
+class FlowTimeouts:
+    """Schedules each run's Flow timeout and applies its policy when it fires."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        self._rt = runtime
+        self._timers: dict[str, TimerHandle] = {}
+        self._policies: dict[str, FlowTimeoutPolicy] = {}
+
+    def start(self, run: FlowRun, options: StartFlowOptions) -> dict[str, Any]:
+        """Resolve the policy, schedule the deadline, and return the start payload's fields."""
+        timeout = options.timeout
+        if timeout is None or timeout.total_seconds() <= 0:
+            resolve_timeout_policy(
+                timeout, options.timeout_policy, run.definition.has_timeout_handler
+            )
+            return {"timeout_s": None, "timeout_policy": None}
+        policy = resolve_timeout_policy(
+            timeout, options.timeout_policy, run.definition.has_timeout_handler
+        )
+        self._policies[run.run_id] = policy
+        due = self._rt.now() + int(timeout.total_seconds() * 1e9)
+        self._timers[run.run_id] = self._rt.call_at(due, lambda: self.fire(run))
+        return {"timeout_s": timeout.total_seconds(), "timeout_policy": policy.name}
+
+    def fire(self, run: FlowRun) -> bool:
+        """Apply the policy now (the deadline passed, or its timer was skipped, R130)."""
+        handle = self._timers.pop(run.run_id, None)
+        if handle is None or not run.is_open:
+            return False
+        handle.cancel()
+        policy = self._policies.get(run.run_id, FlowTimeoutPolicy.FAIL)
+        decisions = self._rt.decisions
+        if policy is FlowTimeoutPolicy.CANCEL:
+            decisions.close(run, FlowStatus.CANCELED)
+        elif policy is FlowTimeoutPolicy.HANDLER:
+            self._run_handler(run)
+        else:
+            seconds = (self._rt.now() - run.started_ns) / 1e9
+            decisions.close(
+                run,
+                FlowStatus.FAILED,
+                FlowErrorType.FLOW_TIMEOUT,
+                f"Flow timed out after {seconds:g} seconds",
+            )
+        return True
+
+    def _run_handler(self, run: FlowRun) -> None:
+        flow = run.definition.flow
+        is_async = run.definition.timeout_handler_is_async
+        step: Step[None] = _AsyncTimeoutHandlerStep(flow) if is_async else _TimeoutHandlerStep(flow)
+        definition = StepDefinition(
+            TIMEOUT_STEP_TYPE, step, type(None), False, False, is_async, None
+        )
+        ex = Execution(
+            run.next_execution_id(TIMEOUT_STEP_TYPE), definition, None, "__start__", StepOptions()
+        )
+        ex.counted = False  # the timeout handler never counts as an active Step (R31)
+        run.executions[ex.execution_id] = ex
+        self._rt.decisions.announce(run, ex, "timeout")
+
+    def cancel(self, run: FlowRun) -> None:
+        """Stop the deadline of a closing run."""
+        handle = self._timers.pop(run.run_id, None)
+        if handle is not None:
+            handle.cancel()
+
+    def pending(self, run: FlowRun) -> bool:
+        """Whether the run's Flow-timeout timer is still pending."""
+        return run.run_id in self._timers
+
+
+__all__ = ["TIMEOUT_STEP_TYPE", "FlowTimeouts", "Move"]

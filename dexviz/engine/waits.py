@@ -1,0 +1,271 @@
+"""Waiting: committing a WaitFor, timers, and handing messages to waiters (R32-R47, R125-R130).
+
+Waiters are indexed by the Channels they wait on, so a publish looks only at that Channel's
+waiters and stops as soon as the queue is empty: a token hand-off costs the same with ten or ten
+thousand contenders.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from dexviz.engine.context import InvocationContext
+from dexviz.engine.effects import (
+    apply_deletes,
+    apply_publishes,
+    apply_writes,
+    emit_published,
+    staged_payload,
+)
+from dexviz.engine.plan import Satisfaction, candidates, evaluate
+from dexviz.engine.state import Execution, FlowRun, Message, Phase, TimerState, WaiterSet
+from dexviz.history.kinds import EventKind
+from dexviz.sdk.codec import to_json_ready
+from dexviz.sdk.condition import ChannelCondition, SubFlowCondition, TimerCondition
+from dexviz.sdk.wait import Wait
+
+if TYPE_CHECKING:
+    from dexviz.engine.runtime import Runtime
+
+_NS = 1_000_000_000
+
+
+def describe_wait(wait: Wait) -> dict[str, Any]:
+    """The JSON-ready description of a Wait recorded in StepWaitForCompleted."""
+    index = {id(c): i for i, c in enumerate(wait.conditions)}
+    conditions: list[dict[str, Any]] = []
+    timer_index = subflow_index = 0
+    for i, condition in enumerate(wait.conditions):
+        entry: dict[str, Any] = {"index": i, "condition_id": condition.condition_id}
+        if isinstance(condition, ChannelCondition):
+            entry.update(
+                kind="channel",
+                channel=condition.physical_name,
+                at_least=condition.at_least,
+                at_most=condition.at_most,
+                label=condition.label(),
+            )
+        elif isinstance(condition, TimerCondition):
+            entry.update(
+                kind="timer", timer_index=timer_index, duration_s=condition.duration.total_seconds()
+            )
+            timer_index += 1
+        elif isinstance(condition, SubFlowCondition):
+            entry.update(kind="subflow", subflow_index=subflow_index)
+            subflow_index += 1
+        conditions.append(entry)
+    return {
+        "kind": wait.kind.name,
+        "conditions": conditions,
+        "combinations": [[index[id(c)] for c in combo.conditions] for combo in wait.combinations],
+    }
+
+
+class WaitManager:
+    """Owns every waiting execution of the runtime and decides which of them a message wakes."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        self._rt = runtime
+
+    def commit_wait_for(
+        self, run: FlowRun, ex: Execution, ctx: InvocationContext, wait: Wait
+    ) -> None:
+        """Commit a WaitFor result: effects, the StepWaitForCompleted event, timers, waiting."""
+        rt = self._rt
+        writes = apply_writes(run, ctx.staged)
+        messages = apply_publishes(run, ctx.staged)
+        apply_deletes(run, ctx.staged, strict=False)
+        ex.locals.update(ctx.staged.locals)
+        rt.recorder.emit(
+            run,
+            EventKind.STEP_WAIT_FOR_COMPLETED,
+            ex,
+            {
+                "started_ns": ex.first_started_ns,
+                "attempts": ex.attempt,
+                "wait": describe_wait(wait),
+                "writes": writes,
+                "published": [m.message_id for m in messages],
+                **staged_payload(ctx.staged),
+            },
+        )
+        emit_published(rt.recorder, run, messages, ex.execution_id, ex)
+        rt.release_locks(run, ex)
+        self.begin_waiting(run, ex, wait)
+        self.wake(run, {m.channel for m in messages})
+
+    def begin_waiting(self, run: FlowRun, ex: Execution, wait: Wait) -> None:
+        """Register ``ex`` as waiting on ``wait``: start timers, index it, try it at once (R41)."""
+        rt = self._rt
+        ex.phase = Phase.WAITING
+        ex.wait = wait
+        ex.wait_registered_ns = rt.now()
+        ex.method = ""
+        ex.attempt = 0
+        for position, condition in enumerate(wait.timers):
+            self._start_timer(run, ex, position, condition)
+        for key in {c.physical_name for c in wait.channel_conditions}:
+            waiters = run.waiters.get(key)
+            if waiters is None:
+                waiters = run.waiters[key] = WaiterSet()
+            waiters.add(ex)
+        if wait.subflows:
+            rt.subflows.start_children(run, ex)
+        rt.apply_stale_skips(run, ex)
+        if ex.phase is Phase.WAITING:
+            self.try_satisfy(run, ex)
+
+    def _start_timer(
+        self, run: FlowRun, ex: Execution, position: int, condition: TimerCondition
+    ) -> None:
+        rt = self._rt
+        # Deadlines are whole seconds, rounded up (R125).
+        fire_at = math.ceil(rt.now() / _NS + condition.duration.total_seconds()) * _NS
+        timer = TimerState(position, condition.condition_id, condition.duration.total_seconds())
+        timer.fire_at_ns = fire_at
+        ex.timers.append(timer)
+        rt.recorder.emit(
+            run,
+            EventKind.TIMER_STARTED,
+            ex,
+            {
+                "timer_index": position,
+                "condition_id": condition.condition_id,
+                "duration_s": timer.duration_s,
+                "fire_at_ns": fire_at,
+            },
+            method="",
+            attempt=0,
+        )
+        timer.handle = rt.scheduler.call_at(fire_at, lambda: self._fire(run, ex, timer))
+
+    def _fire(self, run: FlowRun, ex: Execution, timer: TimerState) -> None:
+        self.complete_timer(run, ex, timer, False)
+
+    def complete_timer(self, run: FlowRun, ex: Execution, timer: TimerState, skipped: bool) -> bool:
+        """Fire (or skip) one pending timer and re-check its execution (R126, R127)."""
+        if timer.done or ex.phase is not Phase.WAITING or not run.is_open:
+            return False
+        timer.done = True
+        if timer.handle is not None:
+            timer.handle.cancel()
+        kind = EventKind.TIMER_SKIPPED if skipped else EventKind.TIMER_FIRED
+        payload = {"timer_index": timer.index, "condition_id": timer.condition_id}
+        self._rt.recorder.emit(run, kind, ex, payload, method="", attempt=0)
+        self.try_satisfy(run, ex)
+        return True
+
+    def done_flags(self, ex: Execution) -> list[bool]:
+        """Per condition index: a Timer that fired or a SubFlow that closed."""
+        assert ex.wait is not None
+        flags = [False] * len(ex.wait.conditions)
+        timers = iter(ex.timers)
+        for i, condition in enumerate(ex.wait.conditions):
+            if isinstance(condition, TimerCondition):
+                flags[i] = next(timers).done
+            elif isinstance(condition, SubFlowCondition):
+                flags[i] = self._rt.subflow_done(run_id=ex.execution_id, ex=ex, condition=condition)
+        return flags
+
+    def try_satisfy(self, run: FlowRun, ex: Execution) -> bool:
+        """Check ``ex``'s Wait; if a candidate is ready, reserve its messages and go to Execute."""
+        if ex.phase is not Phase.WAITING or ex.wait is None:
+            return False
+        found = evaluate(ex.wait, run.queues, self.done_flags(ex), candidates(ex.wait))
+        if found is None:
+            return False
+        self._satisfy(run, ex, found)
+        return True
+
+    def _satisfy(self, run: FlowRun, ex: Execution, found: Satisfaction) -> None:
+        rt = self._rt
+        self.unregister(run, ex)
+        taken: list[dict[str, Any]] = []
+        for take in found.takes:
+            queue = run.queue(take.channel)
+            messages = [queue.popleft() for _ in range(take.count)]
+            ex.reserved.setdefault(take.channel, []).extend(messages)
+            ex.consumed_values.setdefault(take.channel, []).extend(m.value for m in messages)
+            taken.extend({"channel": m.channel, "message_id": m.message_id} for m in messages)
+        ex.satisfied_conditions = found.conditions
+        rt.recorder.emit(
+            run,
+            EventKind.WAIT_SATISFIED,
+            ex,
+            {
+                "conditions": list(found.conditions),
+                "timers_fired": [t.index for t in ex.timers if t.done],
+                "messages": taken,
+            },
+            method="",
+            attempt=0,
+        )
+        for item in taken:
+            rt.recorder.emit(
+                run,
+                EventKind.MESSAGE_CONSUMED,
+                ex,
+                {
+                    "channel": item["channel"],
+                    "message_id": item["message_id"],
+                    "consumer": ex.execution_id,
+                },
+                method="",
+                attempt=0,
+            )
+        rt.invoker.start_method_soon(run, ex, "execute")
+
+    def unregister(self, run: FlowRun, ex: Execution) -> None:
+        """Stop waiting: drop ``ex`` from the waiter index and cancel its timers (R129)."""
+        if ex.wait is not None:
+            for key in {c.physical_name for c in ex.wait.channel_conditions}:
+                waiters = run.waiters.get(key)
+                if waiters is not None:
+                    waiters.discard(ex)
+        for timer in ex.timers:
+            if timer.handle is not None:
+                timer.handle.cancel()
+
+    def wake(self, run: FlowRun, channels: Iterable[str]) -> None:
+        """Offer new messages of ``channels`` to their waiters, chosen by seed (R46, R168).
+
+        A random start then a forward probe: no list of all waiters is built, and the loop
+        stops as soon as the queue is empty.
+        """
+        rng = self._rt.scheduler.rng
+        for key in sorted(channels):
+            waiters = run.waiters.get(key)
+            queue = run.queues.get(key)
+            tried: set[str] = set()
+            while waiters and queue and len(tried) < len(waiters):
+                items = waiters.items
+                position = rng.randrange(len(items)) if len(items) > 1 else 0
+                while items[position].execution_id in tried:
+                    position = (position + 1) % len(items)
+                ex = items[position]
+                tried.add(ex.execution_id)
+                self.try_satisfy(run, ex)
+
+    def return_reserved(
+        self, run: FlowRun, executions: list[Execution]
+    ) -> dict[str, list[Message]]:
+        """Put canceled consumers' reserved messages back at the front, oldest first (R57)."""
+        returned: dict[str, list[Message]] = {}
+        for ex in executions:
+            for key, messages in ex.reserved.items():
+                returned.setdefault(key, []).extend(messages)
+            ex.reserved = {}
+        for key, messages in returned.items():
+            messages.sort(key=lambda m: m.number)
+            run.queue(key).extendleft(reversed(messages))
+        return returned
+
+
+def message_ids(messages: Iterable[Message]) -> list[str]:
+    """The ids of ``messages``."""
+    return [m.message_id for m in messages]
+
+
+__all__ = ["WaitManager", "describe_wait", "message_ids", "to_json_ready"]

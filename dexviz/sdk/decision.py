@@ -1,0 +1,165 @@
+"""StepDecision: what an Execute returns — next Steps, a close, or the end of its branch."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+from dexviz.sdk.channel import Channel
+from dexviz.sdk.context import ABSENT
+
+if TYPE_CHECKING:
+    from dexviz.sdk.options import StepOptions
+
+
+class DecisionKind(enum.Enum):
+    """The kinds of StepDecision."""
+
+    NEXT = 0
+    GRACEFUL_COMPLETE = 1
+    FORCE_COMPLETE = 2
+    FORCE_COMPLETE_IF_CHANNELS_EMPTY = 3
+    FORCE_FAIL = 4
+    DEAD_END = 5
+
+
+NO_OUTPUT: Any = ABSENT
+"""The output of a close decision that carries none (distinct from a None output)."""
+
+
+def step_target_name(step: Any) -> str:
+    """Name a go_to target for messages: the class name, or the instance's class name."""
+    return step.__name__ if isinstance(step, type) else type(step).__name__
+
+
+@dataclass(frozen=True)
+class StepMovement:
+    """One next Step: its Step (class or registered instance), its input, and option overrides."""
+
+    step: Any
+    input: Any = None
+    options: StepOptions | None = None
+
+    @staticmethod
+    def of(step: Any, input: Any = None, *, options: StepOptions | None = None) -> StepMovement:
+        """Move to ``step`` with ``input``; ``options`` replace the Step's own for this one."""
+        return StepMovement(step, input, options)
+
+    def __repr__(self) -> str:
+        return f"StepMovement({step_target_name(self.step)}, {self.input!r})"
+
+
+def _step_types(steps: tuple[Any, ...]) -> tuple[Any, ...]:
+    for step in steps:
+        if step is None:
+            raise TypeError("a canceling selector needs Step classes, got None")
+    return steps
+
+
+@dataclass(frozen=True)
+class StepDecision:
+    """An Execute's decision; build it with go_to, go_to_many, dead_end and the close helpers."""
+
+    kind: DecisionKind
+    movements: tuple[StepMovement, ...] = ()
+    output: Any = NO_OUTPUT
+    reason: str = ""
+    empty_channels: tuple[Any, ...] = ()
+    fallback: StepMovement | None = None
+    canceling_steps: tuple[Any, ...] = ()
+    canceling_sibling_steps: tuple[Any, ...] = ()
+
+    def with_canceling_steps(self, *steps: Any) -> StepDecision:
+        """Also cancel every active execution of these Step types once this decision commits."""
+        return replace(self, canceling_steps=self.canceling_steps + _step_types(steps))
+
+    def with_canceling_sibling_steps(self, *steps: Any) -> StepDecision:
+        """Also cancel active siblings (same parent execution) of these Step types."""
+        return replace(
+            self, canceling_sibling_steps=self.canceling_sibling_steps + _step_types(steps)
+        )
+
+    @property
+    def has_output(self) -> bool:
+        """Whether a close decision carries an output (None counts as an output)."""
+        return self.output is not NO_OUTPUT
+
+    def __repr__(self) -> str:
+        parts = [self.kind.name]
+        if self.movements:
+            parts.append(", ".join(repr(m) for m in self.movements))
+        if self.has_output:
+            parts.append(f"output={self.output!r}")
+        if self.reason:
+            parts.append(f"reason={self.reason!r}")
+        return f"StepDecision({'; '.join(parts)})"
+
+
+def go_to(step: Any, input: Any = None, *, options: StepOptions | None = None) -> StepDecision:
+    """Move to one next Step with ``input``."""
+    return StepDecision(DecisionKind.NEXT, (StepMovement(step, input, options),))
+
+
+def go_to_many(*movements: StepMovement) -> StepDecision:
+    """Fan out: start every movement's Step, each with its own input, in argument order."""
+    if not movements:
+        raise ValueError("go_to_many requires a movement")
+    for movement in movements:
+        if not isinstance(movement, StepMovement):
+            raise TypeError(
+                f"go_to_many takes StepMovement.of(step, input) values, got "
+                f"{type(movement).__name__}"
+            )
+    return StepDecision(DecisionKind.NEXT, tuple(movements))
+
+
+go_to_multi = go_to_many
+"""The 0.2 SDK's name for go_to_many."""
+
+
+def dead_end() -> StepDecision:
+    """End this branch only; the Flow keeps running (R82)."""
+    return StepDecision(DecisionKind.DEAD_END)
+
+
+def graceful_complete(output: Any = NO_OUTPUT) -> StepDecision:
+    """End this branch and complete the Flow once no Step is active (R143, R144)."""
+    return StepDecision(DecisionKind.GRACEFUL_COMPLETE, output=output)
+
+
+def force_complete(output: Any = NO_OUTPUT) -> StepDecision:
+    """Complete the Flow now, ending every other branch (R84)."""
+    return StepDecision(DecisionKind.FORCE_COMPLETE, output=output)
+
+
+def force_fail(reason: str) -> StepDecision:
+    """Fail the Flow now with ``reason`` as its error message (R85)."""
+    if not isinstance(reason, str):
+        raise TypeError(f"force_fail takes a string reason, got {type(reason).__name__}")
+    return StepDecision(DecisionKind.FORCE_FAIL, reason=reason)
+
+
+def force_complete_if_channels_empty(
+    output: Any, fallback: StepMovement, *channels: Any
+) -> StepDecision:
+    """Force-complete if every Channel is empty (reserved messages count), else run fallback."""
+    if not channels:
+        raise ValueError("force_complete_if_channels_empty needs at least one Channel")
+    names = [getattr(c, "name", None) for c in channels]
+    for channel in channels:
+        if not isinstance(channel, Channel):
+            raise TypeError(
+                "force_complete_if_channels_empty takes singleton Channels, got "
+                f"{type(channel).__name__}"
+            )
+    if len(set(names)) != len(names):
+        raise ValueError(f"force_complete_if_channels_empty: duplicate Channels {names}")
+    if not isinstance(fallback, StepMovement):
+        raise TypeError("force_complete_if_channels_empty needs a StepMovement fallback")
+    return StepDecision(
+        DecisionKind.FORCE_COMPLETE_IF_CHANNELS_EMPTY,
+        output=output,
+        empty_channels=tuple(channels),
+        fallback=fallback,
+    )
