@@ -1,43 +1,46 @@
-"""Client: Dex's client API over a simulation engine; waits drive the virtual clock."""
+"""Client: Dex's client API over the engine — thread-safe, and the same in both modes.
+
+In simulation the waiting calls run the engine until what they wait for happens, the timeout
+passes in virtual time, or nothing more can happen without outside input. In live mode they
+block the calling thread until a commit makes them true or the wall-clock timeout passes.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from concurrent.futures import TimeoutError as FutureTimeout
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from dexviz.engine import operations
 from dexviz.engine.errors import service_error
 from dexviz.engine.rpc import invoke_rpc
+from dexviz.engine.search import search
 from dexviz.engine.state import Phase
+from dexviz.sdk.attribute_match import AttributeMatch
 from dexviz.sdk.errors import LongPollTimeoutError, WaitHandlerTimeoutError
-from dexviz.sdk.flow_options import StartFlowOptions, StopFlowOptions
-from dexviz.sdk.results import ChannelMessage, FlowInfo, FlowResult, FlowStatus
+from dexviz.sdk.flow_options import FlowConfig, StartFlowOptions, StopFlowOptions
+from dexviz.sdk.results import ChannelMessage, FlowInfo, FlowResult, FlowStatus, SearchFlowsPage
 from dexviz.sdk.timer import StepExecutionId, TimerId
 
 if TYPE_CHECKING:
     from dexviz.engine.runtime import Runtime
 
 
-def _deadline(rt: Runtime, timeout: Any) -> int | None:
+def timeout_seconds(timeout: Any) -> float | None:
+    """Seconds from a timedelta, a number, or a Wait*Options (0 means no limit); None = none."""
     if timeout is None:
         return None
     if isinstance(timeout, timedelta):
-        seconds = timeout.total_seconds()
-    else:
-        wait = getattr(timeout, "maximum_wait_time", None)
-        seconds = wait.total_seconds() if isinstance(wait, timedelta) else float(timeout)
-        if seconds == 0:
-            return None
-    return rt.now() + int(seconds * 1e9)
+        return timeout.total_seconds()
+    wait = getattr(timeout, "maximum_wait_time", None)
+    if isinstance(wait, timedelta):
+        return wait.total_seconds() or None
+    return float(timeout)
 
 
 class Client:
-    """Starts and drives Flows of one simulation engine, with Dex's method names.
-
-    In simulation, the waiting calls (``wait_for_flow``, ``wait_for_step_completion``) run the
-    engine until what they wait for happens, the timeout passes in virtual time, or nothing
-    more can happen without outside input.
-    """
+    """Starts, drives and inspects Flows of one engine, with Dex's method names."""
 
     def __init__(self, runtime: Runtime) -> None:
         self._rt = runtime
@@ -49,123 +52,202 @@ class Client:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def __repr__(self) -> str:
+        mode = "live" if self._rt.live else "simulation"
+        return f"<Client {mode}{' closed' if self._closed else ''}>"
+
     def close(self) -> None:
         """Close the client (idempotent)."""
         self._closed = True
 
-    def _check(self) -> None:
+    def _call(self, operation: Callable[[], Any]) -> Any:
         if self._closed:
             raise RuntimeError("this Client is closed")
+        if self._rt.closed:
+            raise RuntimeError("the engine is closed; create a new Engine")
+        with self._rt.lock:
+            return operation()
 
+    def _wait(self, ready: Callable[[], bool], timeout: Any) -> bool:
+        """Wait until ``ready()`` holds after a commit; False when the timeout passed first."""
+        seconds = timeout_seconds(timeout)
+        rt = self._rt
+        if rt.sim is None:
+            future = rt.watch(ready)
+            try:
+                future.result(seconds)
+            except FutureTimeout:
+                future.cancel()
+                return False
+            return True
+        until = None if seconds is None else rt.now() + int(seconds * 1e9)
+        with rt.lock:
+            while not ready():
+                if rt.run_unit(until) is None:
+                    if until is not None:
+                        rt.sim.advance_to(until)
+                    return ready()
+            return True
+
+    # -- lifecycle ------------------------------------------------------------------------
     def start_flow(
         self, flow: Any, flow_id: str, input: Any = None, options: StartFlowOptions | None = None
     ) -> str:
         """Start a run of a registered Flow and return its run id (R153)."""
-        self._check()
-        return self._rt.start_flow(flow, flow_id, input, options)
+        return str(self._call(lambda: self._rt.start_flow(flow, flow_id, input, options)))
 
     def wait_for_flow(self, flow_id: str, timeout: timedelta | None = None) -> FlowResult:
-        """Run until the Flow closes and return its result, else LongPollTimeoutError (R155)."""
-        self._check()
-        operations.existing_run(self._rt, flow_id, "wait_for_flow")
-        if self._drive(
-            lambda: self._rt.runs[flow_id].status is not FlowStatus.RUNNING,
-            _deadline(self._rt, timeout),
-        ):
-            return self._rt.result(flow_id)
+        """Wait until the Flow closes and return its result; LongPollTimeoutError otherwise."""
+        self._call(lambda: operations.existing_run(self._rt, flow_id, "wait_for_flow"))
+        if self._wait(lambda: self._rt.runs[flow_id].status is not FlowStatus.RUNNING, timeout):
+            return self._call(lambda: self._rt.result(flow_id))  # type: ignore[no-any-return]
+        idle = " and waits for outside input (the simulation is idle)" if timeout is None else ""
         raise service_error(
             LongPollTimeoutError,
-            "the Flow is still running"
-            + (
-                ""
-                if timeout is not None
-                else " and waits for outside input (the simulation is idle)"
-            ),
+            f"the Flow is still running{idle}",
             flow_id=flow_id,
             operation="wait_for_flow",
         )
 
-    def _drive(self, done: Any, until_ns: int | None) -> bool:
-        rt = self._rt
-        while not done():
-            if rt.run_unit(until_ns) is None:
-                if until_ns is not None:
-                    rt.scheduler.advance_to(until_ns)
-                return bool(done())
-        return True
+    def stop_flow(self, flow_id: str, options: StopFlowOptions | None = None) -> None:
+        """Stop the Flow: CANCEL (default), FAIL with a reason, or TERMINATE (R154)."""
+        self._call(lambda: operations.stop_flow(self._rt, flow_id, options))
 
-    def publish(self, flow_id: str, channel: Any, *values: Any) -> None:
+    def describe_flow(self, flow_id: str) -> FlowInfo:
+        """Ids, type, status and start time of the current run (R161)."""
+
+        def describe() -> FlowInfo:
+            run = operations.existing_run(self._rt, flow_id, "describe_flow")
+            started = datetime.fromtimestamp(run.started_ns / 1e9, tz=UTC)
+            return FlowInfo(run.flow_id, run.run_id, run.flow_type, run.status, started)
+
+        return self._call(describe)  # type: ignore[no-any-return]
+
+    # -- state ----------------------------------------------------------------------------
+    def publish(self, flow_id: str, channel: Any, *values: Any, run_id: str = "") -> None:
         """Publish values (a ChannelMap takes the instance first) to an active Flow (R52)."""
-        self._check()
-        operations.publish(self._rt, flow_id, channel, *values)
+        del run_id
+        self._call(lambda: operations.publish(self._rt, flow_id, channel, *values))
 
-    def invoke_rpc(self, rpc_method: Any, flow_id: str, input: Any = None, **_: Any) -> Any:
+    def invoke_rpc(
+        self,
+        rpc_method: Any,
+        flow_id: str,
+        input: Any = None,
+        *,
+        run_id: str = "",
+        options: Any = None,
+    ) -> Any:
         """Run an RPC of the registered Flow and return its output (R156)."""
-        self._check()
+        del run_id, options
+        if self._closed or self._rt.closed:
+            raise RuntimeError("this Client or its engine is closed")
         return invoke_rpc(self._rt, rpc_method, flow_id, input)
 
     def get_attribute(self, flow_id: str, attribute: Any, *instance: Any, run_id: str = "") -> Any:
         """Read an Attribute (also of a closed Flow); None when unset (R158)."""
         del run_id
-        self._check()
-        return operations.get_attribute(self._rt, flow_id, attribute, *instance)
+        return self._call(lambda: operations.get_attribute(self._rt, flow_id, attribute, *instance))
 
     def set_attribute(self, flow_id: str, attribute: Any, *args: Any, run_id: str = "") -> None:
         """Write an Attribute of an active Flow (a map takes the instance first)."""
         del run_id
-        self._check()
-        operations.set_attribute(self._rt, flow_id, attribute, *args)
+        self._call(lambda: operations.set_attribute(self._rt, flow_id, attribute, *args))
 
     def get_channel_messages(
         self, flow_id: str, channel: Any, *instance: Any, run_id: str = ""
     ) -> tuple[ChannelMessage[Any], ...]:
-        """The pending messages of a Channel, FIFO."""
+        """The pending messages of a Channel (or map instance), FIFO."""
         del run_id
-        self._check()
-        return operations.get_channel_messages(self._rt, flow_id, channel, *instance)
+        messages: tuple[ChannelMessage[Any], ...] = self._call(
+            lambda: operations.get_channel_messages(self._rt, flow_id, channel, *instance)
+        )
+        return messages
 
-    def stop_flow(self, flow_id: str, options: StopFlowOptions | None = None) -> None:
-        """Stop the Flow (CANCEL by default, FAIL with a reason, or TERMINATE) (R154)."""
-        self._check()
-        operations.stop_flow(self._rt, flow_id, options)
+    def delete_channel_message(self, flow_id: str, channel: Any, *args: Any) -> None:
+        """Delete a pending message by id; ChannelMessageNotFoundError if it is gone."""
+        self._call(lambda: operations.delete_channel_message(self._rt, flow_id, channel, *args))
 
     def skip_timer(
         self, flow_id: str, step_execution_id: StepExecutionId | str, timer_id: TimerId
     ) -> None:
         """Fire a waiting timer now (remembered if the timer does not exist yet) (R127, R128)."""
-        self._check()
-        operations.skip_timer(self._rt, flow_id, step_execution_id, timer_id)
+        self._call(lambda: operations.skip_timer(self._rt, flow_id, step_execution_id, timer_id))
 
-    def describe_flow(self, flow_id: str) -> FlowInfo:
-        """Ids, type, status and start time of the current run (R161)."""
-        self._check()
-        run = operations.existing_run(self._rt, flow_id, "describe_flow")
-        started = datetime.fromtimestamp(run.started_ns / 1e9, tz=UTC)
-        return FlowInfo(run.flow_id, run.run_id, run.flow_type, run.status, started)
+    def update_flow_config(self, flow_id: str, config: FlowConfig) -> None:
+        """Merge the given fields into an active Flow's config (R163)."""
+        self._call(lambda: operations.update_flow_config(self._rt, flow_id, config))
 
+    def trigger_continue_as_new(self, flow_id: str) -> None:
+        """Accepted on an active Flow; continue-as-new is transparent in-process (R13, R163)."""
+        self._call(lambda: operations.active_run(self._rt, flow_id, "trigger_continue_as_new"))
+
+    def search_flows(
+        self, query: str, page_size: int = 0, next_page_token: str = ""
+    ) -> SearchFlowsPage:
+        """Runs matching ``Key = 'value' AND FlowType = 'X'`` (closed runs included) (R161)."""
+        return self._call(lambda: search(self._rt.all_runs(), query, page_size, next_page_token))  # type: ignore[no-any-return]
+
+    def health_check(self) -> bool:
+        """True while the client and its engine are open."""
+        return not self._closed and not self._rt.closed
+
+    # -- waits ----------------------------------------------------------------------------
     def wait_for_step_completion(
         self, flow_id: str, step_execution_id: StepExecutionId | str, timeout: Any = None
     ) -> None:
-        """Run until that execution exists and is no longer active (R159)."""
-        self._check()
-        run = operations.existing_run(self._rt, flow_id, "wait_for_step_completion")
+        """Wait until that execution exists and is no longer active (R159)."""
+        self._call(lambda: operations.existing_run(self._rt, flow_id, "wait_for_step_completion"))
         target = str(step_execution_id)
 
         def finished() -> bool:
-            current = self._rt.runs[flow_id]
-            ex = current.executions.get(target)
+            ex = self._rt.runs[flow_id].executions.get(target)
             return ex is not None and ex.phase in (Phase.DONE, Phase.CANCELED)
 
-        if self._drive(finished, _deadline(self._rt, timeout)):
-            return
-        del run
-        raise service_error(
-            WaitHandlerTimeoutError,
-            f"{target} has not finished",
-            flow_id=flow_id,
-            operation="wait_for_step_completion",
+        if not self._wait(finished, timeout):
+            raise service_error(
+                WaitHandlerTimeoutError,
+                f"{target} has not finished",
+                flow_id=flow_id,
+                operation="wait_for_step_completion",
+            )
+
+    def wait_for_attribute_match(self, flow_id: str, attribute: Any, *args: Any) -> Any:
+        """Wait until the Attribute matches (``[instance,] match, timeout``); return its value."""
+        instance, match, timeout = _match_args(attribute, args)
+        operations.active_run(self._rt, flow_id, "wait_for_attribute_match")
+        key = attribute.physical_name(instance)
+        seen: list[Any] = []
+
+        def matched() -> bool:
+            value = self._rt.runs[flow_id].attributes.get(key)
+            if match.matches(value):
+                seen.append(value)
+                return True
+            return False
+
+        if not self._wait(matched, timeout):
+            raise service_error(
+                WaitHandlerTimeoutError,
+                f"Attribute {key!r} did not match {match.op} {match.operand!r}",
+                flow_id=flow_id,
+                operation="wait_for_attribute_match",
+            )
+        return seen[-1]
+
+    def wait_for_attribute_equal(self, flow_id: str, attribute: Any, *args: Any) -> None:
+        """Wait until the Attribute equals a scalar (``[instance,] expected, timeout``)."""
+        *head, expected, timeout = args
+        self.wait_for_attribute_match(
+            flow_id, attribute, *head, AttributeMatch.equal_to(expected), timeout
         )
 
-    def health_check(self) -> bool:
-        """Always True for an in-process engine that is open."""
-        return not self._closed
+
+def _match_args(attribute: Any, args: tuple[Any, ...]) -> tuple[str | None, AttributeMatch, Any]:
+    is_map = type(attribute).__name__ == "AttributeMap"
+    values = list(args)
+    instance = values.pop(0) if is_map else None
+    if not values or not isinstance(values[0], AttributeMatch):
+        raise TypeError("wait_for_attribute_match takes ([instance,] AttributeMatch, timeout)")
+    match = values.pop(0)
+    return instance, match, values[0] if values else None

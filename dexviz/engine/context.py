@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
+from urllib.parse import unquote
 
 from dexviz.engine.state import Execution, FlowRun
-from dexviz.sdk.attribute import Attribute, AttributeMap, type_default
+from dexviz.sdk.attribute import AttributeMap, type_default
 from dexviz.sdk.channel import Channel, ChannelMap
 from dexviz.sdk.codec import CodecRegistry
 from dexviz.sdk.context import ABSENT, AsyncContext
@@ -46,6 +47,7 @@ class InvocationContext(AsyncContext):
         where: str,
         rpc_name: str | None = None,
         on_heartbeat: Callable[[Any], None] | None = None,
+        subflows: Any = None,
     ) -> None:
         self._run = run
         self._execution = execution
@@ -56,6 +58,7 @@ class InvocationContext(AsyncContext):
         self._where = where
         self._rpc_name = rpc_name
         self._on_heartbeat = on_heartbeat
+        self._subflows = subflows
         self.staged = Staged()
         self.canceled = False
 
@@ -231,7 +234,9 @@ class InvocationContext(AsyncContext):
         keys.update(k for k, _ in self.staged.publishes if k.startswith(prefix))
         return tuple(sorted(_unquote(k[len(prefix) :]) for k in keys))
 
-    def _pending_messages(self, definition: Any, instance: str | None) -> Sequence[ChannelMessage[Any]]:
+    def _pending_messages(
+        self, definition: Any, instance: str | None
+    ) -> Sequence[ChannelMessage[Any]]:
         self._declared_channel(definition)
         if not self._loaded(definition, instance):
             raise ChannelMessagesNotLoadedError(
@@ -268,16 +273,15 @@ class InvocationContext(AsyncContext):
 
     # -- subflows -------------------------------------------------------------------------
     def _subflow_result(self, index: int) -> FlowResult:
-        raise NotImplementedError(f"{self._where}: SubFlow results need the live engine")
+        if self._execution is None or self._method != "execute" or self._subflows is None:
+            raise RuntimeError(f"{self._where}: SubFlow results can only be read in execute")
+        return self._subflows.result(self._execution, index)  # type: ignore[no-any-return]
 
     def _subflow_flow_id(self, index: int) -> str:
-        raise NotImplementedError(f"{self._where}: SubFlow ids need the live engine")
+        if self._execution is None or self._subflows is None:
+            raise RuntimeError(f"{self._where}: SubFlow ids exist only inside a Step")
+        return self._subflows.flow_id(self._execution, index)  # type: ignore[no-any-return]
 
 
 def _unquote(text: str) -> str:
-    from urllib.parse import unquote
-
     return unquote(text)
-
-
-__all__ = ["DELETED", "Attribute", "InvocationContext", "Staged"]

@@ -28,6 +28,9 @@ from dexviz.sdk.results import FlowErrorType, FlowStatus, RecoveryErrorInfo, Ste
 if TYPE_CHECKING:
     from dexviz.engine.runtime import Runtime
 
+DEFAULT_OPTIONS = StepOptions()
+"""Shared by every execution without options of its own (StepOptions is immutable)."""
+
 
 @dataclass(frozen=True)
 class Move:
@@ -219,7 +222,9 @@ class Decisions:
         self, run: FlowRun, move: Move, source: str, recovery: RecoveryErrorInfo | None = None
     ) -> Execution:
         """Create (but not yet announce) an execution; numbers follow movement order (R16)."""
-        options = move.options if move.options is not None else (move.step.options or StepOptions())
+        options = (
+            move.options if move.options is not None else (move.step.options or DEFAULT_OPTIONS)
+        )
         execution = Execution(
             run.next_execution_id(move.step.step_type), move.step, move.input, source, options
         )

@@ -6,6 +6,7 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from dexviz.engine.async_client import AsyncClient
 from dexviz.engine.client import Client
 from dexviz.engine.faults import FaultPlan
 from dexviz.engine.flow_state import FlowState
@@ -72,14 +73,48 @@ class Engine:
         store: Store | None = None,
         faults: FaultPlan | None = None,
         epoch: datetime | None = None,
+        mode: str = "simulation",
     ) -> None:
+        if mode not in ("simulation", "live"):
+            raise ValueError(f"mode must be 'simulation' or 'live', got {mode!r}")
         epoch_ns = SIMULATION_EPOCH_NS if epoch is None else int(epoch.timestamp() * 1e9)
         self.registry = as_registry(flows_or_registry)
-        self._rt = Runtime(self.registry, seed=seed, store=store, faults=faults, epoch_ns=epoch_ns)
+        self.mode = mode
+        self._rt = Runtime(
+            self.registry,
+            seed=seed,
+            store=store,
+            faults=faults,
+            epoch_ns=epoch_ns,
+            live=mode == "live",
+        )
+
+    def __enter__(self) -> Engine:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stop the engine: a live engine stops its threads; later calls are rejected."""
+        self._rt.close()
+
+    @property
+    def closed(self) -> bool:
+        """Whether ``close()`` was called."""
+        return self._rt.closed
+
+    @property
+    def errors(self) -> tuple[BaseException, ...]:
+        """Internal errors a live engine's thread caught (empty when all is well)."""
+        return tuple(self._rt.errors)
 
     def __repr__(self) -> str:
         flows = ", ".join(d.flow_type for d in self.registry.definitions)
-        return f"Engine([{flows}], seed={self._rt.seed}, flows_started={len(self._rt.runs)})"
+        return (
+            f"Engine([{flows}], mode={self.mode!r}, seed={self._rt.seed}, "
+            f"flows_started={len(self._rt.runs)})"
+        )
 
     @property
     def seed(self) -> int:
@@ -102,11 +137,22 @@ class Engine:
         return datetime.fromtimestamp(self._rt.now() / 1e9, tz=UTC)
 
     def client(self) -> Client:
-        """A Client bound to this engine (start_flow, publish, invoke_rpc, wait_for_flow, ...)."""
+        """A thread-safe Client of this engine (start_flow, publish, invoke_rpc, ...)."""
+        self._check_open()
         return Client(self._rt)
+
+    def async_client(self) -> AsyncClient:
+        """An AsyncClient bound to the running event loop; live async handlers run on that loop."""
+        self._check_open()
+        return AsyncClient(self._rt)
+
+    def _check_open(self) -> None:
+        if self._rt.closed:
+            raise RuntimeError("this Engine is closed; create a new one")
 
     def step(self) -> list[Event]:
         """Run one unit (a method attempt and its commit, a timer, a callback); return events."""
+        self._check_open()
         produced = self._rt.run_unit()
         return [] if produced is None else produced
 
@@ -114,6 +160,7 @@ class Engine:
         self, until: Breakpoint | None = None, *, max_units: int = DEFAULT_MAX_UNITS
     ) -> list[Event]:
         """Run until a unit produces an event matching ``until`` (or until idle); return events."""
+        self._check_open()
         predicate = breakpoint_predicate(until) if until is not None else None
         produced: list[Event] = []
         for _ in range(max_units):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import inspect
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
@@ -11,7 +10,6 @@ from typing import TYPE_CHECKING, Any
 from dexviz.engine.context import InvocationContext
 from dexviz.engine.state import Execution, FlowRun, Phase
 from dexviz.history.kinds import EventKind
-from dexviz.sdk.clock import handler_clock
 from dexviz.sdk.errors import InvalidStepResultError, RetryAfterError
 from dexviz.sdk.options import RetryPolicy, WaitForFailurePolicy
 from dexviz.sdk.results import RecoveryErrorInfo
@@ -95,6 +93,7 @@ class Invoker:
             rt.codecs,
             where=self.where(run, ex, method),
             on_heartbeat=lambda value: _heartbeat(ex, value),
+            subflows=rt.subflows,
         )
         injected = rt.faults.failure_for(ex.step_type, method, ex.attempt, ex.execution_id)
         if injected is not None:
@@ -109,23 +108,62 @@ class Invoker:
             return
         handler = getattr(ex.step.step, method)
         is_async = ex.step.wait_for_is_async if method == "wait_for" else ex.step.execute_is_async
-        if is_async:
-            self._start_async(run, ex, ctx, handler, value)
-        else:
-            self._run_sync(run, ex, ctx, handler, value)
+        token = ex.attempt_token
 
-    def _run_sync(
-        self, run: FlowRun, ex: Execution, ctx: InvocationContext, handler: Any, value: Any
+        def done(result: Any, error: BaseException | None, cancelled: bool) -> None:
+            self._finished(run, ex, ctx, token, result, error, cancelled)
+
+        runner = rt.runner
+        ex.task = (runner.run_async if is_async else runner.run_sync)(handler, (ctx, value), done)
+        if ex.task is not None and ex.active and token == ex.attempt_token:
+            self._arm_timeout(run, ex, ctx, token)
+
+    def _arm_timeout(self, run: FlowRun, ex: Execution, ctx: InvocationContext, token: int) -> None:
+        rt = self._rt
+        options = ex.options
+        timeout = (
+            options.wait_for_method_timeout
+            if ex.method == "wait_for"
+            else options.execute_method_timeout
+        )
+        limit = int(timeout.total_seconds() * 1e9) if timeout else DEFAULT_METHOD_TIMEOUT_NS
+        ex.method_timeout = rt.scheduler.call_at(
+            rt.now() + limit, lambda: self._timed_out(run, ex, ctx, token, limit)
+        )
+
+    def _timed_out(
+        self, run: FlowRun, ex: Execution, ctx: InvocationContext, token: int, limit: int
     ) -> None:
-        token = handler_clock.set(self._rt.clock_millis)
-        try:
-            result = handler(ctx, value)
-        except Exception as error:  # noqa: BLE001 - any handler error is a failed attempt
-            self.fail(run, ex, ctx, error, "error")
+        if token != ex.attempt_token or not ex.active or ex.task is None or ex.task.done():
             return
-        finally:
-            handler_clock.reset(token)
-        if inspect.isawaitable(result):
+        ctx.canceled = True
+        ex.task.cancel()
+        ex.task = None
+        error = TimeoutError(f"{ctx._where} attempt {ex.attempt} timed out after {limit / 1e9:g} s")
+        self.fail(run, ex, ctx, error, "timeout")
+
+    def _finished(
+        self,
+        run: FlowRun,
+        ex: Execution,
+        ctx: InvocationContext,
+        token: int,
+        result: Any,
+        error: BaseException | None,
+        cancelled: bool,
+    ) -> None:
+        # A result for a canceled execution, a timed-out attempt or a closed Flow is dropped (R152).
+        if token != ex.attempt_token or not ex.active or ctx.canceled or not run.is_open:
+            return
+        if ex.method_timeout is not None:
+            ex.method_timeout.cancel()
+            ex.method_timeout = None
+        ex.task = None
+        if cancelled:
+            self.fail(run, ex, ctx, asyncio.CancelledError("the handler was cancelled"), "error")
+        elif error is not None:
+            self.fail(run, ex, ctx, error, "error")
+        elif inspect.isawaitable(result):
             if inspect.iscoroutine(result):
                 result.close()
             invalid = InvalidStepResultError(
@@ -135,62 +173,8 @@ class Invoker:
                 "returned an awaitable from a non-async handler; declare it with async def",
             )
             self.fail(run, ex, ctx, invalid, "invalid_result")
-            return
-        self.succeed(run, ex, ctx, result)
-
-    def _start_async(
-        self, run: FlowRun, ex: Execution, ctx: InvocationContext, handler: Any, value: Any
-    ) -> None:
-        rt = self._rt
-        context = contextvars.copy_context()
-        context.run(handler_clock.set, rt.clock_millis)
-        token = ex.attempt_token
-        coro = context.run(handler, ctx, value)
-        task = rt.loop.start_task(coro, context)
-        ex.task = task
-        timeout = (
-            ex.options.wait_for_method_timeout
-            if ex.method == "wait_for"
-            else ex.options.execute_method_timeout
-        )
-        limit = int(timeout.total_seconds() * 1e9) if timeout else DEFAULT_METHOD_TIMEOUT_NS
-        ex.method_timeout = rt.scheduler.call_at(
-            rt.now() + limit, lambda: self._timed_out(run, ex, ctx, token, limit)
-        )
-        task.add_done_callback(lambda t: self._async_done(run, ex, ctx, token, t))
-
-    def _timed_out(
-        self, run: FlowRun, ex: Execution, ctx: InvocationContext, token: int, limit: int
-    ) -> None:
-        if token != ex.attempt_token or not ex.active or ex.task is None or ex.task.done():
-            return
-        ctx.canceled = True
-        ex.task.cancel()
-        error = TimeoutError(f"{ctx._where} attempt {ex.attempt} timed out after {limit / 1e9:g} s")
-        self.fail(run, ex, ctx, error, "timeout")
-
-    def _async_done(
-        self,
-        run: FlowRun,
-        ex: Execution,
-        ctx: InvocationContext,
-        token: int,
-        task: asyncio.Task[Any],
-    ) -> None:
-        # A result for a canceled execution, a timed-out attempt or a closed Flow is dropped (R152).
-        if token != ex.attempt_token or not ex.active or ctx.canceled or not run.is_open:
-            return
-        if ex.method_timeout is not None:
-            ex.method_timeout.cancel()
-        ex.task = None
-        if task.cancelled():
-            self.fail(run, ex, ctx, asyncio.CancelledError("the handler was cancelled"), "error")
-        elif task.exception() is not None:
-            error = task.exception()
-            assert error is not None
-            self.fail(run, ex, ctx, error, "error")
         else:
-            self.succeed(run, ex, ctx, task.result())
+            self.succeed(run, ex, ctx, result)
 
     def succeed(self, run: FlowRun, ex: Execution, ctx: InvocationContext, result: Any) -> None:
         """Commit a successful attempt: a Wait for WaitFor, a checked decision for Execute."""

@@ -12,8 +12,8 @@ from dexviz.engine.timeouts import TIMEOUT_STEP_TYPE
 from dexviz.history.kinds import EventKind
 from dexviz.sdk.attribute import AttributeMap
 from dexviz.sdk.codec import to_json_ready
-from dexviz.sdk.errors import FlowNotActiveError, FlowNotFoundError
-from dexviz.sdk.flow_options import StopFlowOptions, StopType
+from dexviz.sdk.errors import ChannelMessageNotFoundError, FlowNotActiveError, FlowNotFoundError
+from dexviz.sdk.flow_options import FlowConfig, StopFlowOptions, StopType
 from dexviz.sdk.results import ChannelMessage, FlowErrorType, FlowStatus
 from dexviz.sdk.timer import StepExecutionId, TimerId
 
@@ -189,3 +189,29 @@ def skip_timer(
     skipped = rt.waits.complete_timer(run, ex, timer, True)
     rt.commit()
     return skipped
+
+
+def delete_channel_message(rt: Runtime, flow_id: str, channel: Any, *args: Any) -> None:
+    """Delete one pending message by id from outside (ChannelMessageNotFoundError if gone)."""
+    run = active_run(rt, flow_id, "delete_channel_message")
+    instance, rest = _split(channel, args, "delete_channel_message")
+    if len(rest) != 1:
+        raise TypeError("delete_channel_message takes a message id")
+    key = channel.physical_name(instance)
+    queue = run.queues.get(key)
+    found = next((m for m in queue or () if m.message_id == rest[0]), None)
+    if found is None or queue is None:
+        raise service_error(
+            ChannelMessageNotFoundError,
+            f"message {rest[0]!r} is not pending in {key!r}",
+            flow_id=flow_id,
+            operation="delete_channel_message",
+        )
+    queue.remove(found)
+    rt.commit()
+
+
+def update_flow_config(rt: Runtime, flow_id: str, config: FlowConfig) -> None:
+    """Merge the non-None fields of ``config`` into an active run's config (R163)."""
+    run = active_run(rt, flow_id, "update_flow_config")
+    run.config = run.config.merged(config) if run.config is not None else config

@@ -21,7 +21,7 @@ class Recorder:
         self._clock = clock
         self._pending: dict[str, tuple[FlowRun, list[Event]]] = {}
         self.listeners: list[Callable[[Event], None]] = []
-        self.produced: list[Event] = []
+        self.produced: list[Event] | None = None
 
     def emit(
         self,
@@ -77,7 +77,8 @@ class Recorder:
         for flow_id, (_, events) in pending.items():
             self._store.commit(flow_id, events)
             committed.extend(events)
-        self.produced.extend(committed)
+        if self.produced is not None:
+            self.produced.extend(committed)
         for listener in self.listeners:
             for event in committed:
                 listener(event)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
+import itertools
+from concurrent.futures import TimeoutError as FutureTimeout
 from typing import TYPE_CHECKING, Any
 
 from dexviz.engine.context import InvocationContext
@@ -18,6 +21,7 @@ from dexviz.engine.effects import (
 from dexviz.engine.errors import service_error, worker_error
 from dexviz.engine.invoke import error_type_name
 from dexviz.engine.operations import existing_run
+from dexviz.engine.runners import LiveRunner
 from dexviz.engine.state import FlowRun
 from dexviz.history.kinds import EventKind
 from dexviz.sdk.clock import handler_clock
@@ -27,6 +31,7 @@ from dexviz.sdk.errors import (
     ChannelMessageNotFoundError,
     FlowDefinitionError,
     FlowNotActiveError,
+    RequestTimeoutError,
     RpcLockConflictError,
 )
 from dexviz.sdk.flow import RPCResult
@@ -48,55 +53,71 @@ def find_rpc(run: FlowRun, method: Any) -> RpcDefinition:
 
 
 def invoke_rpc(rt: Runtime, method: Any, flow_id: str, input: Any = None) -> Any:
-    """Run an RPC on the current run and return its output (R115-R120, R156)."""
-    run = existing_run(rt, flow_id, "invoke_rpc")
-    rpc = find_rpc(run, method)
-    if not run.is_open and rpc.is_transactional:
-        raise service_error(
-            FlowNotActiveError,
-            f"RPC {rpc.name!r} needs an active Flow",
-            flow_id=flow_id,
-            operation="invoke_rpc",
-        )
-    owner = f"rpc:{rpc.name}:{run.seq}"
-    keys = tuple(lock.physical_name for lock in rpc.options.lock_attributes)
-    if keys and not rt.lock_table(run).try_acquire(keys, owner):
-        raise service_error(
-            RpcLockConflictError,
-            f"RPC {rpc.name!r}: an Attribute lock is held",
-            flow_id=flow_id,
-            operation="invoke_rpc",
-        )
+    """Run an RPC on the current run and return its output (R115-R120, R156).
+
+    The handler runs outside the engine's lock, against a snapshot; its effects then commit
+    under the lock in one step, so a slow RPC never stalls the engine.
+    """
+    with rt.lock:
+        run = existing_run(rt, flow_id, "invoke_rpc")
+        rpc = find_rpc(run, method)
+        if not run.is_open and rpc.is_transactional:
+            raise service_error(
+                FlowNotActiveError,
+                f"RPC {rpc.name!r} needs an active Flow",
+                flow_id=flow_id,
+                operation="invoke_rpc",
+            )
+        owner = f"rpc:{rpc.name}:{next(_INVOCATIONS)}"
+        keys = tuple(lock.physical_name for lock in rpc.options.lock_attributes)
+        if keys and not rt.lock_table(run).try_acquire(keys, owner):
+            raise service_error(
+                RpcLockConflictError,
+                f"RPC {rpc.name!r}: an Attribute lock is held",
+                flow_id=flow_id,
+                operation="invoke_rpc",
+            )
+        snapshot = dict(run.attributes)
     try:
-        ctx, result = _call(rt, run, rpc, input)
-        return _commit(rt, run, rpc, ctx, result, input)
+        ctx, result = _call(rt, run, rpc, input, snapshot)
+        with rt.lock:
+            return _commit(rt, run, rpc, ctx, result, input)
     finally:
         if keys:
-            for resume in rt.lock_table(run).release(owner):
-                resume()
+            with rt.lock:
+                for resume in rt.lock_table(run).release(owner):
+                    resume()
+
+
+_INVOCATIONS = itertools.count(1)
 
 
 def _call(
-    rt: Runtime, run: FlowRun, rpc: RpcDefinition, input: Any
+    rt: Runtime, run: FlowRun, rpc: RpcDefinition, input: Any, snapshot: dict[str, Any]
 ) -> tuple[InvocationContext, Any]:
     where = f"Flow {run.flow_type!r}, RPC {rpc.name!r}"
     ctx = InvocationContext(
-        run, None, "rpc", 1, dict(run.attributes), rt.codecs, where=where, rpc_name=rpc.name
+        run, None, "rpc", 1, snapshot, rt.codecs, where=where, rpc_name=rpc.name
     )
     bound = getattr(run.definition.flow, rpc.method_name)
+    timeout = rpc.options.timeout.total_seconds() if rpc.options.timeout else None
     try:
         args = (
             (ctx, rt.codecs.roundtrip(rpc.input_type, input, operation=f"{where} input"))
             if rpc.has_input
             else (ctx,)
         )
-        if rpc.is_async:
-            return ctx, _drive(rt, bound, args)
-        token = handler_clock.set(rt.clock_millis)
-        try:
-            return ctx, bound(*args)
-        finally:
-            handler_clock.reset(token)
+        if rt.sim is not None:
+            return ctx, (_drive(rt, bound, args) if rpc.is_async else _call_sync(rt, bound, args))
+        return ctx, _call_live(rt, bound, args, rpc.is_async, timeout)
+    except FutureTimeout:
+        ctx.canceled = True
+        raise service_error(
+            RequestTimeoutError,
+            f"{where} timed out after {timeout:g} s",
+            flow_id=run.flow_id,
+            operation="invoke_rpc",
+        ) from None
     except Exception as error:  # noqa: BLE001 - the caller gets the handler's error (R116)
         raise worker_error(
             f"{where} failed: {error_type_name(error)}: {error}",
@@ -105,6 +126,31 @@ def _call(
             error_type=error_type_name(error),
             error_detail=str(error),
         ) from error
+
+
+def _call_sync(rt: Runtime, bound: Any, args: tuple[Any, ...]) -> Any:
+    token = handler_clock.set(rt.clock_millis)
+    try:
+        return bound(*args)
+    finally:
+        handler_clock.reset(token)
+
+
+def _call_live(
+    rt: Runtime, bound: Any, args: tuple[Any, ...], is_async: bool, timeout: float | None
+) -> Any:
+    runner = rt.runner
+    assert isinstance(runner, LiveRunner)
+    if is_async:
+
+        async def run() -> Any:
+            handler_clock.set(rt.clock_millis)
+            return await bound(*args)
+
+        future = asyncio.run_coroutine_threadsafe(run(), runner.loop())
+    else:
+        future = runner.submit(_call_sync, rt, bound, args)
+    return future.result(timeout)
 
 
 def _drive(rt: Runtime, bound: Any, args: tuple[Any, ...]) -> Any:
@@ -130,6 +176,8 @@ def _commit(
     has_effects = bool(
         staged.writes or staged.publishes or staged.deletes or next_steps or canceling
     )
+    if ctx.canceled:
+        raise RuntimeError(f"RPC {rpc.name!r} timed out; its result is discarded")
     if not has_effects and not rpc.is_transactional:
         if run.is_open:
             _record(rt, run, rpc, ctx, input, output, [], [], [], [])

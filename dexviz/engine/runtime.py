@@ -3,16 +3,21 @@
 from __future__ import annotations
 
 import random
+import threading
 import uuid
+from collections.abc import Callable
+from concurrent.futures import Future
 from typing import Any
 
 from dexviz.engine.decide import Decisions, Move
 from dexviz.engine.errors import service_error
 from dexviz.engine.faults import FaultPlan
 from dexviz.engine.invoke import Invoker
+from dexviz.engine.live import LiveScheduler
 from dexviz.engine.locks import LockTable
 from dexviz.engine.loop import VirtualLoop
 from dexviz.engine.recorder import Recorder
+from dexviz.engine.runners import LiveRunner, SimRunner
 from dexviz.engine.scheduler import SIMULATION_EPOCH_NS, Scheduler, TimerHandle
 from dexviz.engine.state import Execution, FlowRun
 from dexviz.engine.store import MemoryStore, Store
@@ -41,12 +46,26 @@ class Runtime:
         store: Store | None = None,
         faults: FaultPlan | None = None,
         epoch_ns: int = SIMULATION_EPOCH_NS,
+        live: bool = False,
     ) -> None:
         self.registry = registry
         self.codecs = registry.codec_registry
         self.seed = seed
-        self.scheduler = Scheduler(seed, epoch_ns)
-        self.loop = VirtualLoop(self.scheduler)
+        self.live = live
+        self.lock = threading.RLock()
+        self.errors: list[BaseException] = []
+        self.closed = False
+        self._watchers: list[tuple[Callable[[], bool], Future[None]]] = []
+        self.sim: Scheduler | None = None
+        self.scheduler: Scheduler | LiveScheduler
+        self.runner: SimRunner | LiveRunner
+        if live:
+            self.scheduler = LiveScheduler(seed, self.lock, self.errors.append, self.commit)
+            self.runner = LiveRunner(self.scheduler, self.clock_millis)
+        else:
+            self.sim = self.scheduler = Scheduler(seed, epoch_ns)
+            self.loop = VirtualLoop(self.sim)
+            self.runner = SimRunner(self.loop, self.clock_millis)
         self.store: Store = store if store is not None else MemoryStore()
         self.recorder = Recorder(self.store, self.now)
         self.faults = faults if faults is not None else FaultPlan()
@@ -60,10 +79,11 @@ class Runtime:
         self._locks: dict[str, LockTable] = {}
         self._stale_skips: dict[str, list[tuple[str, Any]]] = {}
         self._ids = random.Random(f"dexviz-run-ids:{seed}")
+        self._specs: dict[str, dict[str, Any]] = {}
 
     # -- clock ----------------------------------------------------------------------------
     def now(self) -> int:
-        """Engine time in ns since the epoch."""
+        """Engine time in ns since the epoch (virtual in simulation, wall clock when live)."""
         return self.scheduler.now_ns
 
     def clock_millis(self) -> int:
@@ -72,20 +92,69 @@ class Runtime:
 
     # -- units ----------------------------------------------------------------------------
     def run_unit(self, until_ns: int | None = None) -> list[Event] | None:
-        """Run one unit of work and commit it; None when there is nothing to run."""
-        unit = self.scheduler.pop(until_ns)
+        """Run one simulation unit and commit it; None when there is nothing to run."""
+        if self.sim is None:
+            raise RuntimeError("stepping is for simulation; a live engine runs on its own thread")
+        unit = self.sim.pop(until_ns)
         if unit is None:
             return None
-        start = len(self.recorder.produced)
-        unit()
-        self.commit()
-        return self.recorder.produced[start:]
+        with self.lock:
+            produced: list[Event] = []
+            self.recorder.produced = produced
+            try:
+                unit()
+                self.commit()
+            finally:
+                self.recorder.produced = None
+            return produced
 
     def commit(self) -> None:
-        """Commit buffered events, then apply fault-plan cancellations they trigger."""
-        for event in self.recorder.commit():
-            for flow_id, execution_id in self.faults.cancellations_for(event):
-                self.cancel_execution(flow_id, execution_id, "fault")
+        """Commit buffered events, apply fault-plan cancellations, and wake client waiters."""
+        committed = self.recorder.commit()
+        if self.faults.cancellations:
+            for event in committed:
+                for flow_id, execution_id in self.faults.cancellations_for(event):
+                    self.cancel_execution(flow_id, execution_id, "fault")
+        if committed and self._watchers:
+            self._check_watchers()
+
+    def watch(self, ready: Callable[[], bool]) -> Future[None]:
+        """A future completed after the first commit at which ``ready()`` holds (or now)."""
+        future: Future[None] = Future()
+        with self.lock:
+            if ready():
+                future.set_result(None)
+            else:
+                self._watchers.append((ready, future))
+        return future
+
+    def _check_watchers(self) -> None:
+        keep: list[tuple[Callable[[], bool], Future[None]]] = []
+        for ready, future in self._watchers:
+            if future.cancelled():
+                continue
+            if ready():
+                future.set_result(None)
+            else:
+                keep.append((ready, future))
+        self._watchers = keep
+
+    def all_runs(self) -> list[FlowRun]:
+        """Every run this engine knows, earlier runs of reused Flow ids included."""
+        earlier = [r for runs in self.previous_runs.values() for r in runs]
+        return earlier + list(self.runs.values())
+
+    def close(self) -> None:
+        """Stop a live engine's threads (a simulation has none); later calls are rejected."""
+        self.closed = True
+        if isinstance(self.scheduler, LiveScheduler):
+            self.scheduler.stop()
+        if isinstance(self.runner, LiveRunner):
+            self.runner.close()
+        with self.lock:
+            for _, future in self._watchers:
+                future.cancel()
+            self._watchers = []
 
     def cancel_execution(self, flow_id: str, execution_id: str, by: str) -> bool:
         """Cancel one active execution from outside (fault plan, debugger) as its own commit."""
@@ -162,7 +231,8 @@ class Runtime:
             )
         run_id = str(uuid.UUID(int=self._ids.getrandbits(128), version=4))
         run = FlowRun(flow_id, run_id, definition, self.now())
-        run.request_id = options.request_id  # type: ignore[attr-defined]
+        run.request_id = options.request_id
+        run.config = options.config_override
         self.runs[flow_id] = run
         initial = self._initial_attributes(run, options)
         execution = (
@@ -175,7 +245,7 @@ class Runtime:
             EventKind.FLOW_STARTED_OR_CONTINUED,
             None,
             {
-                "flow": flow_spec(definition),
+                "flow": self._spec(definition),
                 "input": to_json_ready(value),
                 "start_execution_id": execution.execution_id if execution else None,
                 "initial_attributes": initial,
@@ -203,6 +273,12 @@ class Runtime:
             )
             written.append({"attribute": key, "value": to_json_ready(run.attributes[key])})
         return written
+
+    def _spec(self, definition: FlowDefinition) -> dict[str, Any]:
+        spec = self._specs.get(definition.flow_type)
+        if spec is None:
+            spec = self._specs[definition.flow_type] = flow_spec(definition)
+        return spec
 
     # -- locks, timers, subflows ----------------------------------------------------------
     def lock_table(self, run: FlowRun) -> LockTable:
@@ -289,7 +365,7 @@ def flow_spec(definition: FlowDefinition) -> dict[str, Any]:
     cls = type(definition.flow)
     try:
         source = inspect.getsourcefile(cls)
-    except TypeError:
+    except (TypeError, OSError):
         source = None
     return {
         "flow_type": definition.flow_type,

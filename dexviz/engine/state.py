@@ -145,6 +145,8 @@ class FlowRun:
     message_count: int = 0
     seq: int = 0
     closed_ns: int | None = None
+    config: Any = None
+    request_id: str | None = None
 
     @property
     def flow_type(self) -> str:

@@ -1,0 +1,130 @@
+"""Handler runners: where handlers run, and how their outcome comes back as a unit.
+
+In simulation: inline, and on the VirtualLoop. In live mode: in a thread pool, and on an
+asyncio loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any
+
+from dexviz.engine.live import THREAD_PREFIX, LiveScheduler
+from dexviz.engine.loop import VirtualLoop
+from dexviz.sdk.clock import handler_clock
+
+Done = Callable[[Any, BaseException | None, bool], None]
+"""Called with (result, error, cancelled) on the engine's side once a handler finished."""
+
+
+def _call(handler: Any, args: tuple[Any, ...], clock: Callable[[], int]) -> Any:
+    token = handler_clock.set(clock)
+    try:
+        return handler(*args)
+    finally:
+        handler_clock.reset(token)
+
+
+class SimRunner:
+    """Simulation: sync handlers run inline; coroutines run as Tasks on the VirtualLoop."""
+
+    def __init__(self, loop: VirtualLoop, clock: Callable[[], int]) -> None:
+        self._loop = loop
+        self._clock = clock
+
+    def run_sync(self, handler: Any, args: tuple[Any, ...], done: Done) -> Any:
+        """Call the handler now and report at once; returns None (nothing to cancel)."""
+        try:
+            result = _call(handler, args, self._clock)
+        except Exception as error:  # noqa: BLE001 - any handler error is a failed attempt
+            done(None, error, False)
+            return None
+        done(result, None, False)
+        return None
+
+    def run_async(self, handler: Any, args: tuple[Any, ...], done: Done) -> Any:
+        """Start the coroutine as a Task; report when it finishes. Returns the Task."""
+        context = contextvars.copy_context()
+        context.run(handler_clock.set, self._clock)
+        task = self._loop.start_task(context.run(handler, *args), context)
+        task.add_done_callback(lambda t: done(*_task_outcome(t)))
+        return task
+
+
+def _task_outcome(
+    task: asyncio.Future[Any] | Future[Any],
+) -> tuple[Any, BaseException | None, bool]:
+    if task.cancelled():
+        return None, None, True
+    error = task.exception()
+    return (None, error, False) if error is not None else (task.result(), None, False)
+
+
+class LiveRunner:
+    """Live mode: sync handlers in a thread pool, coroutines on an asyncio loop."""
+
+    def __init__(
+        self, scheduler: LiveScheduler, clock: Callable[[], int], workers: int = 32
+    ) -> None:
+        self._scheduler = scheduler
+        self._clock = clock
+        self._pool = ThreadPoolExecutor(workers, thread_name_prefix=f"{THREAD_PREFIX}handler")
+        self._own_loop: asyncio.AbstractEventLoop | None = None
+        self._loop_thread: threading.Thread | None = None
+        self.async_loop: asyncio.AbstractEventLoop | None = None
+
+    def submit(self, function: Any, *args: Any) -> Future[Any]:
+        """Run ``function`` in the handler pool."""
+        return self._pool.submit(function, *args)
+
+    def run_sync(self, handler: Any, args: tuple[Any, ...], done: Done) -> Any:
+        """Submit the handler to the pool; its outcome comes back as an engine unit."""
+        future = self._pool.submit(_call, handler, args, self._clock)
+        future.add_done_callback(
+            lambda f: self._scheduler.call_soon(lambda: done(*_task_outcome(f)))
+        )
+        return future
+
+    def run_async(self, handler: Any, args: tuple[Any, ...], done: Done) -> Any:
+        """Run the coroutine on the async loop; its outcome comes back as an engine unit."""
+        clock = self._clock
+
+        async def run() -> Any:
+            handler_clock.set(clock)
+            return await handler(*args)
+
+        future = asyncio.run_coroutine_threadsafe(run(), self.loop())
+        future.add_done_callback(
+            lambda f: self._scheduler.call_soon(lambda: done(*_task_outcome(f)))
+        )
+        return future
+
+    def loop(self) -> asyncio.AbstractEventLoop:
+        """The loop async handlers run on: an AsyncClient's loop, else dexviz's own thread."""
+        if self.async_loop is not None and not self.async_loop.is_closed():
+            return self.async_loop
+        if self._own_loop is None:
+            self._own_loop = asyncio.new_event_loop()
+            self._loop_thread = threading.Thread(
+                target=self._own_loop.run_forever, name=f"{THREAD_PREFIX}asyncio", daemon=True
+            )
+            self._loop_thread.start()
+        return self._own_loop
+
+    def close(self, timeout: float = 5.0) -> None:
+        """Stop the pool and dexviz's own loop, and wait for their threads."""
+        self._pool.shutdown(wait=False, cancel_futures=True)
+        for thread in list(getattr(self._pool, "_threads", ())):
+            thread.join(timeout)
+        if self._own_loop is not None:
+            loop = self._own_loop
+            for task in asyncio.all_tasks(loop):
+                loop.call_soon_threadsafe(task.cancel)
+            loop.call_soon_threadsafe(loop.stop)
+            if self._loop_thread is not None:
+                self._loop_thread.join(timeout)
+            loop.close()
