@@ -99,7 +99,7 @@ class Client:
     def wait_for_flow(self, flow_id: str, timeout: timedelta | None = None) -> FlowResult:
         """Wait until the Flow closes and return its result; LongPollTimeoutError otherwise."""
         self._call(lambda: operations.existing_run(self._rt, flow_id, "wait_for_flow"))
-        if self._wait(lambda: self._rt.runs[flow_id].status is not FlowStatus.RUNNING, timeout):
+        if self._wait(lambda: self._rt.result(flow_id).status is not FlowStatus.RUNNING, timeout):
             return self._call(lambda: self._rt.result(flow_id))  # type: ignore[no-any-return]
         idle = " and waits for outside input (the simulation is idle)" if timeout is None else ""
         raise service_error(

@@ -257,6 +257,8 @@ class Decisions:
         if ex.active and ex.counted:
             run.active_count -= 1
         ex.phase = phase
+        if ex.heartbeat_timer is not None:
+            ex.heartbeat_timer.cancel()
         if ex.method_timeout is not None:
             ex.method_timeout.cancel()
         if ex.pending_unit is not None:

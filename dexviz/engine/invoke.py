@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from dexviz.engine.context import InvocationContext
 from dexviz.engine.state import Execution, FlowRun, Phase
 from dexviz.history.kinds import EventKind
+from dexviz.sdk.context import ABSENT
 from dexviz.sdk.errors import InvalidStepResultError, RetryAfterError
 from dexviz.sdk.options import RetryPolicy, WaitForFailurePolicy
 from dexviz.sdk.results import RecoveryErrorInfo
@@ -92,7 +93,7 @@ class Invoker:
             ex.method_snapshot,
             rt.codecs,
             where=self.where(run, ex, method),
-            on_heartbeat=lambda value: _heartbeat(ex, value),
+            on_heartbeat=lambda value: _heartbeat(ex, value, rt.now()),
             subflows=rt.subflows,
         )
         injected = rt.faults.failure_for(ex.step_type, method, ex.attempt, ex.execution_id)
@@ -117,6 +118,33 @@ class Invoker:
         ex.task = (runner.run_async if is_async else runner.run_sync)(handler, (ctx, value), done)
         if ex.task is not None and ex.active and token == ex.attempt_token:
             self._arm_timeout(run, ex, ctx, token)
+            self._arm_heartbeat(run, ex, ctx, token)
+
+    def _arm_heartbeat(
+        self, run: FlowRun, ex: Execution, ctx: InvocationContext, token: int
+    ) -> None:
+        """A regular attempt must heartbeat within each heartbeat_timeout window (R107)."""
+        rt = self._rt
+        window = ex.options.heartbeat_timeout
+        if not window:
+            return
+        limit = int(window.total_seconds() * 1e9)
+        ex.last_beat_ns = rt.now()
+
+        def check() -> None:
+            if token != ex.attempt_token or not ex.active or ex.task is None:
+                return
+            due = ex.last_beat_ns + limit
+            if rt.now() < due:
+                ex.heartbeat_timer = rt.scheduler.call_at(due, check)
+                return
+            ctx.canceled = True
+            ex.task.cancel()
+            ex.task = None
+            detail = f"{ctx._where} attempt {ex.attempt} sent no heartbeat for {window}"
+            self.fail(run, ex, ctx, TimeoutError(detail), "timeout")
+
+        ex.heartbeat_timer = rt.scheduler.call_at(rt.now() + limit, check)
 
     def _arm_timeout(self, run: FlowRun, ex: Execution, ctx: InvocationContext, token: int) -> None:
         rt = self._rt
@@ -158,6 +186,9 @@ class Invoker:
         if ex.method_timeout is not None:
             ex.method_timeout.cancel()
             ex.method_timeout = None
+        if ex.heartbeat_timer is not None:
+            ex.heartbeat_timer.cancel()
+            ex.heartbeat_timer = None
         ex.task = None
         if cancelled:
             self.fail(run, ex, ctx, asyncio.CancelledError("the handler was cancelled"), "error")
@@ -267,9 +298,8 @@ class Invoker:
         rt.decisions.fail_flow_worker(run, ex, message)
 
 
-def _heartbeat(ex: Execution, value: Any) -> None:
-    from dexviz.sdk.context import ABSENT
-
+def _heartbeat(ex: Execution, value: Any, now_ns: int) -> None:
+    ex.last_beat_ns = now_ns
     ex.has_heartbeat = value is not ABSENT
     ex.last_heartbeat = None if value is ABSENT else value
 

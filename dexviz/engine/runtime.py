@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import random
 import threading
-import uuid
 from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any
 
-from dexviz.engine.decide import Decisions, Move
-from dexviz.engine.errors import service_error
+from dexviz.engine.decide import Decisions
 from dexviz.engine.faults import FaultPlan
 from dexviz.engine.invoke import Invoker
 from dexviz.engine.live import LiveScheduler
@@ -19,17 +17,14 @@ from dexviz.engine.loop import VirtualLoop
 from dexviz.engine.recorder import Recorder
 from dexviz.engine.runners import LiveRunner, SimRunner
 from dexviz.engine.scheduler import SIMULATION_EPOCH_NS, Scheduler, TimerHandle
+from dexviz.engine.starts import Starts
 from dexviz.engine.state import Execution, FlowRun
 from dexviz.engine.store import MemoryStore, Store
 from dexviz.engine.subflows import SubFlows
 from dexviz.engine.timeouts import FlowTimeouts
 from dexviz.engine.waits import WaitManager
 from dexviz.history.event import Event
-from dexviz.history.kinds import EventKind
-from dexviz.sdk.codec import to_json_ready
 from dexviz.sdk.condition import SubFlowCondition
-from dexviz.sdk.definitions import FlowDefinition
-from dexviz.sdk.errors import FlowAlreadyStartedError, FlowDefinitionError
 from dexviz.sdk.flow_options import StartFlowOptions
 from dexviz.sdk.registry import Registry
 from dexviz.sdk.results import FlowResult, FlowStatus
@@ -74,12 +69,12 @@ class Runtime:
         self.decisions = Decisions(self)
         self.subflows = SubFlows(self)
         self.timeouts = FlowTimeouts(self)
+        self.starts = Starts(self)
         self.runs: dict[str, FlowRun] = {}
         self.previous_runs: dict[str, list[FlowRun]] = {}
         self._locks: dict[str, LockTable] = {}
         self._stale_skips: dict[str, list[tuple[str, Any]]] = {}
-        self._ids = random.Random(f"dexviz-run-ids:{seed}")
-        self._specs: dict[str, dict[str, Any]] = {}
+        self.ids = random.Random(f"dexviz-run-ids:{seed}")
 
     # -- clock ----------------------------------------------------------------------------
     def now(self) -> int:
@@ -168,117 +163,12 @@ class Runtime:
         self.commit()
         return True
 
-    # -- starting -------------------------------------------------------------------------
+    # -- starting -----------------------------------------------------------------------
     def start_flow(
         self, flow: Any, flow_id: str, input: Any, options: StartFlowOptions | None
     ) -> str:
         """Create a run of a registered Flow and queue its start Step (R2, R3, R153)."""
-        definition = self.registry.definition(flow)
-        options = options or StartFlowOptions()
-        _check_flow_id(flow_id)
-        existing = self.runs.get(flow_id)
-        if existing is not None:
-            return self._reuse(existing, definition, flow_id, input, options)
-        return self._create_run(definition, flow_id, input, options)
-
-    def _reuse(
-        self,
-        existing: FlowRun,
-        definition: FlowDefinition,
-        flow_id: str,
-        input: Any,
-        options: StartFlowOptions,
-    ) -> str:
-        request = options.request_id
-        if (
-            options.ignore_already_started
-            and request is not None
-            and request == getattr(existing, "request_id", None)
-        ):
-            return existing.run_id
-        policy = options.id_reuse_policy.name
-        running = existing.status is FlowStatus.RUNNING
-        allowed = (
-            (policy == "ALLOW_IF_NOT_RUNNING" and not running)
-            or (policy == "ALLOW_IF_PREVIOUS_FAILED" and existing.status is FlowStatus.FAILED)
-            or policy == "ALLOW_TERMINATE_IF_RUNNING"
-        )
-        if not allowed:
-            raise service_error(
-                FlowAlreadyStartedError,
-                f"already started (run {existing.run_id})",
-                flow_id=flow_id,
-                operation="start_flow",
-            )
-        if running:
-            self.decisions.close(existing, FlowStatus.TERMINATED)
-            self.commit()
-        self.previous_runs.setdefault(flow_id, []).append(existing)
-        return self._create_run(definition, flow_id, input, options)
-
-    def _create_run(
-        self, definition: FlowDefinition, flow_id: str, input: Any, options: StartFlowOptions
-    ) -> str:
-        start = definition.start
-        if start is None and input is not None:
-            raise FlowDefinitionError(
-                f"Flow {definition.flow_type!r} has no start Step; start it with input None"
-            )
-        value = None
-        if start is not None:
-            value = self.codecs.roundtrip(
-                start.input_type, input, operation=f"Flow {definition.flow_type!r}: start input"
-            )
-        run_id = str(uuid.UUID(int=self._ids.getrandbits(128), version=4))
-        run = FlowRun(flow_id, run_id, definition, self.now())
-        run.request_id = options.request_id
-        run.config = options.config_override
-        self.runs[flow_id] = run
-        initial = self._initial_attributes(run, options)
-        execution = (
-            self.decisions.new_execution(run, Move(start, value, None), "__start__")
-            if start
-            else None
-        )
-        self.recorder.emit(
-            run,
-            EventKind.FLOW_STARTED_OR_CONTINUED,
-            None,
-            {
-                "flow": self._spec(definition),
-                "input": to_json_ready(value),
-                "start_execution_id": execution.execution_id if execution else None,
-                "initial_attributes": initial,
-                "continued": False,
-                "mode": "simulation",
-                "seed": self.seed,
-                **self.timeouts.start(run, options),
-            },
-        )
-        if execution is not None:
-            self.decisions.announce(run, execution, "start")
-        self.commit()
-        return run_id
-
-    def _initial_attributes(self, run: FlowRun, options: StartFlowOptions) -> list[dict[str, Any]]:
-        written: list[dict[str, Any]] = []
-        for attribute, instance, value in options.initial_attributes:
-            if run.definition.attributes.get(attribute.name) != attribute:
-                raise FlowDefinitionError(
-                    f"Flow {run.flow_type!r}: initial Attribute {attribute.name!r} is not declared"
-                )
-            key = attribute.physical_name(instance)
-            run.attributes[key] = self.codecs.roundtrip(
-                attribute.value_type, value, operation=f"initial {key}"
-            )
-            written.append({"attribute": key, "value": to_json_ready(run.attributes[key])})
-        return written
-
-    def _spec(self, definition: FlowDefinition) -> dict[str, Any]:
-        spec = self._specs.get(definition.flow_type)
-        if spec is None:
-            spec = self._specs[definition.flow_type] = flow_spec(definition)
-        return spec
+        return self.starts.start_flow(flow, flow_id, input, options)
 
     # -- locks, timers, subflows ----------------------------------------------------------
     def lock_table(self, run: FlowRun) -> LockTable:
@@ -330,7 +220,9 @@ class Runtime:
         self.timeouts.cancel(run)
 
     def flow_closed(self, run: FlowRun) -> None:
-        """Tell parents waiting on this run as a SubFlow that it closed."""
+        """Retry a failed run under its Flow retry policy (R11), or tell waiting parents."""
+        if self.starts.schedule_retry(run):
+            return
         self.subflows.child_closed(run)
 
     def call_at(self, due_ns: int, unit: Any) -> TimerHandle:
@@ -343,8 +235,10 @@ class Runtime:
         return self.runs.get(flow_id)
 
     def result(self, flow_id: str) -> FlowResult:
-        """The FlowResult of the current run (RUNNING while open)."""
+        """The FlowResult of the current run (RUNNING while open or about to be retried)."""
         run = self.runs[flow_id]
+        if run.retry_pending:
+            return FlowResult(FlowStatus.RUNNING, ())
         if run.status is FlowStatus.COMPLETED:
             return FlowResult(FlowStatus.COMPLETED, tuple(run.completions))
         return FlowResult(run.status, (), run.error_type, run.error_message)
@@ -356,66 +250,3 @@ def find_timer(ex: Execution, timer_id: Any) -> Any:
         return next((t for t in ex.timers if t.condition_id == timer_id.condition_id), None)
     index = timer_id.condition_index
     return ex.timers[index] if index is not None and index < len(ex.timers) else None
-
-
-def flow_spec(definition: FlowDefinition) -> dict[str, Any]:
-    """The Flow's description recorded at start (docs/history-format.md)."""
-    import inspect
-
-    cls = type(definition.flow)
-    try:
-        source = inspect.getsourcefile(cls)
-    except (TypeError, OSError):
-        source = None
-    return {
-        "flow_type": definition.flow_type,
-        "start_step": definition.start.step_type if definition.start else None,
-        "steps": [
-            {
-                "step_type": s.step_type,
-                "has_wait_for": s.has_wait_for,
-                "description": ((type(s.step).__doc__ or "").strip().splitlines() or [""])[0],
-                "execute_failure_proceed_to": _route(definition, s),
-            }
-            for s in definition.steps.values()
-        ],
-        "channels": [
-            {
-                "name": c.name,
-                "kind": "channel_map" if type(c).__name__ == "ChannelMap" else "channel",
-                "value_type": _type_label(c.value_type),
-            }
-            for c in definition.channels.values()
-        ],
-        "attributes": [
-            {
-                "name": a.name,
-                "kind": "attribute_map" if type(a).__name__ == "AttributeMap" else "attribute",
-                "value_type": _type_label(a.value_type),
-            }
-            for a in definition.attributes.values()
-        ],
-        "rpcs": sorted(definition.rpcs),
-        "module": cls.__module__,
-        "qualname": cls.__qualname__,
-        "source_file": source,
-    }
-
-
-def _route(definition: FlowDefinition, step: Any) -> str | None:
-    target = step.options.execute_failure_proceed_to if step.options else None
-    return definition.resolve_step(target).step_type if target is not None else None
-
-
-def _type_label(value_type: Any) -> str:
-    if isinstance(value_type, type):
-        return value_type.__name__
-    return str(value_type).replace("typing.", "")
-
-
-def _check_flow_id(flow_id: str) -> None:
-    if not isinstance(flow_id, str) or not flow_id:
-        raise ValueError(f"a Flow id must be a non-empty string, got {flow_id!r}")
-    bad = [c for c in "/$:" if c in flow_id and not flow_id.startswith("SubFlow:")]
-    if bad:
-        raise ValueError(f"Flow id {flow_id!r} must not contain {' or '.join(bad)} (R9)")

@@ -81,6 +81,8 @@ class Execution:
     method_timeout: Any = None
     subflow_ids: list[str] = field(default_factory=list)
     counted: bool = True
+    last_beat_ns: int = 0
+    heartbeat_timer: Any = None
 
     @property
     def step_type(self) -> str:
@@ -147,6 +149,10 @@ class FlowRun:
     closed_ns: int | None = None
     config: Any = None
     request_id: str | None = None
+    start_options: Any = None
+    start_input: Any = None
+    attempt: int = 1
+    retry_pending: bool = False
 
     @property
     def flow_type(self) -> str:

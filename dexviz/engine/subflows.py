@@ -70,8 +70,11 @@ class SubFlows:
         index = next(i for i, c in enumerate(ex.wait.subflows) if c is condition)
         if index >= len(ex.subflow_ids):
             return False
-        child = self._rt.runs.get(ex.subflow_ids[index])
-        return child is not None and child.status is not FlowStatus.RUNNING
+        child_id = ex.subflow_ids[index]
+        # A child awaiting a Flow retry is still running for its parent (R135).
+        return (
+            child_id in self._rt.runs and self._rt.result(child_id).status is not FlowStatus.RUNNING
+        )
 
     def child_closed(self, child: FlowRun) -> None:
         """Re-check every parent execution waiting on ``child``."""

@@ -1,0 +1,70 @@
+"""The Flow spec recorded at start, and Flow id checks."""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+from dexviz.sdk.definitions import FlowDefinition
+
+
+def flow_spec(definition: FlowDefinition) -> dict[str, Any]:
+    """The Flow's description recorded at start (docs/history-format.md)."""
+    cls = type(definition.flow)
+    try:
+        source = inspect.getsourcefile(cls)
+    except (TypeError, OSError):
+        source = None
+    return {
+        "flow_type": definition.flow_type,
+        "start_step": definition.start.step_type if definition.start else None,
+        "steps": [
+            {
+                "step_type": s.step_type,
+                "has_wait_for": s.has_wait_for,
+                "description": ((type(s.step).__doc__ or "").strip().splitlines() or [""])[0],
+                "execute_failure_proceed_to": _route(definition, s),
+            }
+            for s in definition.steps.values()
+        ],
+        "channels": [
+            {
+                "name": c.name,
+                "kind": "channel_map" if type(c).__name__ == "ChannelMap" else "channel",
+                "value_type": _type_label(c.value_type),
+            }
+            for c in definition.channels.values()
+        ],
+        "attributes": [
+            {
+                "name": a.name,
+                "kind": "attribute_map" if type(a).__name__ == "AttributeMap" else "attribute",
+                "value_type": _type_label(a.value_type),
+            }
+            for a in definition.attributes.values()
+        ],
+        "rpcs": sorted(definition.rpcs),
+        "module": cls.__module__,
+        "qualname": cls.__qualname__,
+        "source_file": source,
+    }
+
+
+def _route(definition: FlowDefinition, step: Any) -> str | None:
+    target = step.options.execute_failure_proceed_to if step.options else None
+    return definition.resolve_step(target).step_type if target is not None else None
+
+
+def _type_label(value_type: Any) -> str:
+    if isinstance(value_type, type):
+        return value_type.__name__
+    return str(value_type).replace("typing.", "")
+
+
+def check_flow_id(flow_id: str) -> None:
+    """Reject an empty Flow id or one with ``/``, ``$`` or ``:`` (R9)."""
+    if not isinstance(flow_id, str) or not flow_id:
+        raise ValueError(f"a Flow id must be a non-empty string, got {flow_id!r}")
+    bad = [c for c in "/$:" if c in flow_id and not flow_id.startswith("SubFlow:")]
+    if bad:
+        raise ValueError(f"Flow id {flow_id!r} must not contain {' or '.join(bad)} (R9)")

@@ -1,0 +1,186 @@
+"""Starting runs: start_flow with ID reuse, start delay, initial Attributes, and Flow retries."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any
+
+from dexviz.engine.decide import Move
+from dexviz.engine.errors import service_error
+from dexviz.engine.spec import check_flow_id, flow_spec
+from dexviz.engine.state import Execution, FlowRun
+from dexviz.history.kinds import EventKind
+from dexviz.sdk.codec import to_json_ready
+from dexviz.sdk.definitions import FlowDefinition
+from dexviz.sdk.errors import FlowAlreadyStartedError, FlowDefinitionError
+from dexviz.sdk.flow_options import StartFlowOptions
+from dexviz.sdk.results import FlowErrorType, FlowStatus
+
+if TYPE_CHECKING:
+    from dexviz.engine.runtime import Runtime
+
+
+class Starts:
+    """Creates runs: the first, a reused Flow id's next one, and Flow retries."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        self._rt = runtime
+        self._specs: dict[str, dict[str, Any]] = {}
+
+    # -- starting -------------------------------------------------------------------------
+    def start_flow(
+        self, flow: Any, flow_id: str, input: Any, options: StartFlowOptions | None
+    ) -> str:
+        """Create a run of a registered Flow and queue its start Step (R2, R3, R153)."""
+        definition = self._rt.registry.definition(flow)
+        options = options or StartFlowOptions()
+        check_flow_id(flow_id)
+        existing = self._rt.runs.get(flow_id)
+        if existing is not None:
+            return self._reuse(existing, definition, flow_id, input, options)
+        return self._create_run(definition, flow_id, input, options)
+
+    def _reuse(
+        self,
+        existing: FlowRun,
+        definition: FlowDefinition,
+        flow_id: str,
+        input: Any,
+        options: StartFlowOptions,
+    ) -> str:
+        request = options.request_id
+        if (
+            options.ignore_already_started
+            and request is not None
+            and request == getattr(existing, "request_id", None)
+        ):
+            return existing.run_id
+        policy = options.id_reuse_policy.name
+        running = existing.status is FlowStatus.RUNNING
+        allowed = (
+            (policy == "ALLOW_IF_NOT_RUNNING" and not running)
+            or (policy == "ALLOW_IF_PREVIOUS_FAILED" and existing.status is FlowStatus.FAILED)
+            or policy == "ALLOW_TERMINATE_IF_RUNNING"
+        )
+        if not allowed:
+            raise service_error(
+                FlowAlreadyStartedError,
+                f"already started (run {existing.run_id})",
+                flow_id=flow_id,
+                operation="start_flow",
+            )
+        if running:
+            self._rt.decisions.close(existing, FlowStatus.TERMINATED)
+            self._rt.commit()
+        self._rt.previous_runs.setdefault(flow_id, []).append(existing)
+        return self._create_run(definition, flow_id, input, options)
+
+    def _create_run(
+        self, definition: FlowDefinition, flow_id: str, input: Any, options: StartFlowOptions
+    ) -> str:
+        start = definition.start
+        if start is None and input is not None:
+            raise FlowDefinitionError(
+                f"Flow {definition.flow_type!r} has no start Step; start it with input None"
+            )
+        value = None
+        if start is not None:
+            value = self._rt.codecs.roundtrip(
+                start.input_type, input, operation=f"Flow {definition.flow_type!r}: start input"
+            )
+        run_id = str(uuid.UUID(int=self._rt.ids.getrandbits(128), version=4))
+        run = FlowRun(flow_id, run_id, definition, self._rt.now())
+        run.request_id = options.request_id
+        run.config = options.config_override
+        self._rt.runs[flow_id] = run
+        initial = self._initial_attributes(run, options)
+        execution = (
+            self._rt.decisions.new_execution(run, Move(start, value, None), "__start__")
+            if start
+            else None
+        )
+        self._rt.recorder.emit(
+            run,
+            EventKind.FLOW_STARTED_OR_CONTINUED,
+            None,
+            {
+                "flow": self._spec(definition),
+                "input": to_json_ready(value),
+                "start_execution_id": execution.execution_id if execution else None,
+                "initial_attributes": initial,
+                "continued": False,
+                "mode": "simulation",
+                "seed": self._rt.seed,
+                **self._rt.timeouts.start(run, options),
+            },
+        )
+        run.start_options = options
+        run.start_input = value
+        if execution is not None:
+            delay = options.start_delay.total_seconds() if options.start_delay else 0
+            if delay > 0:
+                # The Flow is RUNNING at once; its start Step runs after the delay (R141).
+                self._rt.call_at(
+                    self._rt.now() + int(delay * 1e9), lambda: self._delayed(run, execution)
+                )
+            else:
+                self._rt.decisions.announce(run, execution, "start")
+        self._rt.commit()
+        return run_id
+
+    def _delayed(self, run: FlowRun, execution: Execution) -> None:
+        if run.is_open and execution.active:
+            self._rt.decisions.announce(run, execution, "start")
+
+    def _initial_attributes(self, run: FlowRun, options: StartFlowOptions) -> list[dict[str, Any]]:
+        written: list[dict[str, Any]] = []
+        for attribute, instance, value in options.initial_attributes:
+            if run.definition.attributes.get(attribute.name) != attribute:
+                raise FlowDefinitionError(
+                    f"Flow {run.flow_type!r}: initial Attribute {attribute.name!r} is not declared"
+                )
+            key = attribute.physical_name(instance)
+            run.attributes[key] = self._rt.codecs.roundtrip(
+                attribute.value_type, value, operation=f"initial {key}"
+            )
+            written.append({"attribute": key, "value": to_json_ready(run.attributes[key])})
+        return written
+
+    def _spec(self, definition: FlowDefinition) -> dict[str, Any]:
+        spec = self._specs.get(definition.flow_type)
+        if spec is None:
+            spec = self._specs[definition.flow_type] = flow_spec(definition)
+        return spec
+
+    def schedule_retry(self, run: FlowRun) -> bool:
+        """Schedule the next run of a failed run under its Flow retry policy (R11)."""
+        options = run.start_options
+        policy = options.retry_policy if options is not None else None
+        # CLIENT_API_FAILED (stop with FAIL) is the client's decision, not a retryable failure.
+        retryable = (
+            run.status is FlowStatus.FAILED
+            and run.error_type is not FlowErrorType.CLIENT_API_FAILED
+        )
+        if policy is None or not retryable:
+            return False
+        delay = policy.backoff(run.attempt)
+        elapsed = timedelta(microseconds=(self._rt.now() - run.started_ns) / 1000)
+        if not policy.should_retry(run.attempt, elapsed, delay):
+            return False
+        run.retry_pending = True
+        due = self._rt.now() + int(delay.total_seconds() * 1e9)
+        self._rt.call_at(due, lambda: self._retry(run))
+        return True
+
+    def _retry(self, failed: FlowRun) -> None:
+        # A retried run starts over with the original input and initial Attributes (R12).
+        if self._rt.runs.get(failed.flow_id) is not failed:
+            return
+        self._rt.previous_runs.setdefault(failed.flow_id, []).append(failed)
+        del self._rt.runs[failed.flow_id]
+        self._create_run(
+            failed.definition, failed.flow_id, failed.start_input, failed.start_options
+        )
+        self._rt.runs[failed.flow_id].attempt = failed.attempt + 1
+        failed.retry_pending = False
