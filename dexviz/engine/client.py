@@ -19,7 +19,12 @@ from dexviz.engine.search import search
 from dexviz.engine.state import Phase
 from dexviz.sdk.attribute_match import AttributeMatch
 from dexviz.sdk.errors import LongPollTimeoutError, WaitHandlerTimeoutError
-from dexviz.sdk.flow_options import FlowConfig, StartFlowOptions, StopFlowOptions
+from dexviz.sdk.flow_options import (
+    FlowConfig,
+    StartFlowOptions,
+    StopFlowOptions,
+    TimeTravelOptions,
+)
 from dexviz.sdk.results import ChannelMessage, FlowInfo, FlowResult, FlowStatus, SearchFlowsPage
 from dexviz.sdk.timer import StepExecutionId, TimerId
 
@@ -187,6 +192,10 @@ class Client:
     ) -> SearchFlowsPage:
         """Runs matching ``Key = 'value' AND FlowType = 'X'`` (closed runs included) (R161)."""
         return self._call(lambda: search(self._rt.all_runs(), query, page_size, next_page_token))  # type: ignore[no-any-return]
+
+    def time_travel(self, flow_id: str, options: TimeTravelOptions) -> str:
+        """Start a new run of the Flow from a point in its history; return its run id (R164)."""
+        return str(self._call(lambda: self._rt.time_travel.travel(flow_id, options)))
 
     def health_check(self) -> bool:
         """True while the client and its engine are open."""

@@ -21,6 +21,7 @@ from dexviz.engine.starts import Starts
 from dexviz.engine.state import Execution, FlowRun
 from dexviz.engine.store import MemoryStore, Store
 from dexviz.engine.subflows import SubFlows
+from dexviz.engine.time_travel import TimeTravel
 from dexviz.engine.timeouts import FlowTimeouts
 from dexviz.engine.waits import WaitManager
 from dexviz.history.event import Event
@@ -70,6 +71,7 @@ class Runtime:
         self.subflows = SubFlows(self)
         self.timeouts = FlowTimeouts(self)
         self.starts = Starts(self)
+        self.time_travel = TimeTravel(self)
         self.runs: dict[str, FlowRun] = {}
         self.previous_runs: dict[str, list[FlowRun]] = {}
         self._locks: dict[str, LockTable] = {}

@@ -76,6 +76,15 @@ class Starts:
         self._rt.previous_runs.setdefault(flow_id, []).append(existing)
         return self._create_run(definition, flow_id, input, options)
 
+    def new_run(self, definition: FlowDefinition, flow_id: str) -> FlowRun:
+        """A fresh run; its events continue the Flow's history numbering after earlier runs."""
+        run_id = str(uuid.UUID(int=self._rt.ids.getrandbits(128), version=4))
+        run = FlowRun(flow_id, run_id, definition, self._rt.now())
+        earlier = self._rt.previous_runs.get(flow_id)
+        if earlier:
+            run.seq = max(r.seq for r in earlier)
+        return run
+
     def _create_run(
         self, definition: FlowDefinition, flow_id: str, input: Any, options: StartFlowOptions
     ) -> str:
@@ -89,8 +98,7 @@ class Starts:
             value = self._rt.codecs.roundtrip(
                 start.input_type, input, operation=f"Flow {definition.flow_type!r}: start input"
             )
-        run_id = str(uuid.UUID(int=self._rt.ids.getrandbits(128), version=4))
-        run = FlowRun(flow_id, run_id, definition, self._rt.now())
+        run = self.new_run(definition, flow_id)
         run.request_id = options.request_id
         run.config = options.config_override
         self._rt.runs[flow_id] = run
@@ -127,7 +135,7 @@ class Starts:
             else:
                 self._rt.decisions.announce(run, execution, "start")
         self._rt.commit()
-        return run_id
+        return run.run_id
 
     def _delayed(self, run: FlowRun, execution: Execution) -> None:
         if run.is_open and execution.active:

@@ -1,0 +1,416 @@
+"""Time travel: a new run of the same Flow id, forked from a point in the old run's history.
+
+The state at the fork is folded from the old run's events (Attributes, queues, reserved
+messages, executions); executions active there resume, and unless ``skip_writes_reapply`` the
+old run's later RPC writes and client publications are applied again (R164).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote
+
+from dexviz.engine.errors import service_error
+from dexviz.engine.spec import flow_spec
+from dexviz.engine.state import Execution, FlowRun, Message
+from dexviz.history.event import Event
+from dexviz.history.kinds import EventKind
+from dexviz.sdk.channel import Channel
+from dexviz.sdk.codec import to_json_ready
+from dexviz.sdk.condition import ChannelCondition, Condition, TimerCondition
+from dexviz.sdk.errors import FlowNotFoundError
+from dexviz.sdk.flow_options import TimeTravelOptions, TimeTravelType
+from dexviz.sdk.options import StepOptions
+from dexviz.sdk.results import FlowStatus, StepCompletion
+from dexviz.sdk.wait import ConditionCombination, Wait, WaitKind
+
+if TYPE_CHECKING:
+    from dexviz.engine.runtime import Runtime
+
+_CHANGES = (EventKind.RPC_EXECUTION_COMPLETED, EventKind.CHANNEL_EXTERNAL_PUBLISH)
+_WRITERS = (
+    EventKind.STEP_WAIT_FOR_COMPLETED,
+    EventKind.STEP_EXECUTE_COMPLETED,
+    EventKind.RPC_EXECUTION_COMPLETED,
+)
+
+
+@dataclass
+class _Folded:
+    """One execution as of the fork point."""
+
+    execution_id: str
+    step_type: str
+    input: Any
+    from_execution_id: str
+    phase: str = "queued"
+    wait: dict[str, Any] | None = None
+    timers: dict[int, int] = field(default_factory=dict)
+    reserved: list[str] = field(default_factory=list)
+    wait_for_failed: bool = False
+
+
+def _set(phase: str) -> Any:
+    def change(folded: _Folded, event: Event) -> None:
+        folded.phase = phase
+
+    return change
+
+
+def _attempt(folded: _Folded, event: Event) -> None:
+    folded.phase = "wait_for" if event.method == "wait_for" else "execute"
+
+
+def _waiting(folded: _Folded, event: Event) -> None:
+    folded.phase, folded.wait = "waiting", dict(event.payload.get("wait", {}))
+
+
+def _timer(folded: _Folded, event: Event) -> None:
+    folded.timers[int(event.payload["timer_index"])] = int(event.payload["fire_at_ns"])
+
+
+def _consumed(folded: _Folded, event: Event) -> None:
+    folded.reserved.append(event.payload["message_id"])
+
+
+def _returned(folded: _Folded, event: Event) -> None:
+    folded.reserved = [m for m in folded.reserved if m != event.payload["message_id"]]
+
+
+def _wait_failed(folded: _Folded, event: Event) -> None:
+    proceed = event.payload.get("policy") == "PROCEED"
+    folded.phase, folded.wait_for_failed = ("satisfied", True) if proceed else ("done", False)
+
+
+_PHASES: dict[str, Any] = {
+    EventKind.ATTEMPT_STARTED: _attempt,
+    EventKind.STEP_WAIT_FOR_COMPLETED: _waiting,
+    EventKind.TIMER_STARTED: _timer,
+    EventKind.MESSAGE_CONSUMED: _consumed,
+    EventKind.MESSAGE_RETURNED: _returned,
+    EventKind.WAIT_SATISFIED: _set("satisfied"),
+    EventKind.STEP_WAIT_FOR_FAILED: _wait_failed,
+    EventKind.STEP_EXECUTE_COMPLETED: _set("done"),
+    EventKind.STEP_EXECUTE_FAILED: _set("done"),
+    EventKind.EXECUTION_CANCELED: _set("canceled"),
+}
+
+
+def fork_index(events: list[Event], options: TimeTravelOptions) -> int:
+    """Index of the first event of the old run that the new run does not keep."""
+    kind = options.type
+
+    def first(predicate: Any, what: str) -> int:
+        for index, event in enumerate(events):
+            if event.kind == EventKind.ATTEMPT_STARTED and predicate(event):
+                return index
+        raise ValueError(f"time_travel: no {what} in run {events[0].run_id}")
+
+    if kind is TimeTravelType.BEGINNING:
+        return first(lambda e: True, "Step invocation")
+    if kind is TimeTravelType.STEP_TYPE:
+        return first(
+            lambda e: e.step_type == options.step_type, f"invocation of Step {options.step_type!r}"
+        )
+    if kind is TimeTravelType.STEP_EXECUTION_ID:
+        method = (
+            "wait_for"
+            if options.step_method is not None and options.step_method.name == "WAIT_FOR"
+            else "execute"
+        )
+        return first(
+            lambda e: e.execution_id == options.step_execution_id and e.method == method,
+            f"{method} of {options.step_execution_id}",
+        )
+    assert options.history_event_time is not None
+    since = int(options.history_event_time.timestamp() * 1e9)
+    return first(lambda e: e.time_ns >= since, "Step invocation at or after that time")
+
+
+class TimeTravel:
+    """Builds the forked run and resumes it."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        self._rt = runtime
+
+    def travel(self, flow_id: str, options: TimeTravelOptions) -> str:
+        """Fork a new run of ``flow_id`` and return its run id."""
+        rt = self._rt
+        old = rt.runs.get(flow_id)
+        if old is None:
+            raise service_error(
+                FlowNotFoundError, "Flow not found", flow_id=flow_id, operation="time_travel"
+            )
+        history = rt.store.history(flow_id)
+        # BEGINNING means the first Step of the first run (R164); other points are in this run.
+        source = history.run_ids[0] if options.type is TimeTravelType.BEGINNING else old.run_id
+        events = [e for e in history if e.run_id == source]
+        cut = fork_index(events, options)
+        if old.status is FlowStatus.RUNNING:
+            rt.decisions.close(old, FlowStatus.TERMINATED)
+        rt.previous_runs.setdefault(flow_id, []).append(old)
+        run = rt.starts.new_run(old.definition, flow_id)
+        run.start_options, run.start_input = old.start_options, old.start_input
+        rt.runs[flow_id] = run
+        executions = self._fold(run, events[:cut])
+        later = (
+            [] if options.skip_writes_reapply else [e for e in events[cut:] if e.kind in _CHANGES]
+        )
+        rt.recorder.emit(
+            run,
+            EventKind.TIME_TRAVEL_FORK,
+            None,
+            {
+                "previous_run_id": old.run_id,
+                "type": options.type.name,
+                "fork_seq": events[cut].seq,
+                "step_execution_id": options.step_execution_id,
+                "reason": options.reason,
+                "reapplied": [e.seq for e in later],
+            },
+        )
+        self._reapply(run, events, later)
+        self._continued(run, old.run_id)
+        for folded in executions:
+            self._resume(run, folded, events[cut].time_ns)
+        rt.commit()
+        return run.run_id
+
+    def _continued(self, run: FlowRun, previous_run_id: str) -> None:
+        """Record the state the new run starts from, so a later fork of it can fold it."""
+        rt = self._rt
+        pending = [
+            {"channel": m.channel, "message_id": m.message_id, "value": to_json_ready(m.value)}
+            for queue in run.queues.values()
+            for m in queue
+        ]
+        attributes = [
+            {"attribute": k, "value": to_json_ready(v)} for k, v in sorted(run.attributes.items())
+        ]
+        rt.recorder.emit(
+            run,
+            EventKind.FLOW_STARTED_OR_CONTINUED,
+            None,
+            {
+                "flow": flow_spec(run.definition),
+                "continued": True,
+                "previous_run_id": previous_run_id,
+                "input": None,
+                "start_execution_id": None,
+                "initial_attributes": attributes,
+                "pending_messages": pending,
+                "mode": "simulation" if rt.sim else "live",
+                "seed": rt.seed,
+                "timeout_s": None,
+                "timeout_policy": None,
+            },
+        )
+
+    # -- folding the old run ----------------------------------------------------------------
+    def _fold(self, run: FlowRun, events: list[Event]) -> list[_Folded]:
+        executions: dict[str, _Folded] = {}
+        reserved: dict[str, Message] = {}
+        for event in events:
+            self._fold_state(run, event, reserved)
+            self._fold_execution(executions, event)
+        for folded in executions.values():
+            type_name, _, number = folded.execution_id.rpartition("-")
+            run.counters[type_name] = max(run.counters.get(type_name, 0), int(number))
+        active = [f for f in executions.values() if f.phase not in ("done", "canceled")]
+        for folded in active:
+            folded.reserved = [m for m in folded.reserved if m in reserved]
+        self._reserved = reserved
+        return active
+
+    def _fold_state(self, run: FlowRun, event: Event, reserved: dict[str, Message]) -> None:
+        payload = event.payload
+        kind = event.kind
+        if kind == EventKind.FLOW_STARTED_OR_CONTINUED:
+            for write in payload.get("initial_attributes", ()):
+                self._write(run, write["attribute"], write["value"], False)
+            for message in payload.get("pending_messages", ()):
+                self._fold_publish(run, message)
+        elif kind in _WRITERS:
+            for write in payload.get("writes", ()):
+                self._write(run, write["attribute"], write["value"], write.get("deleted", False))
+        elif kind == EventKind.MESSAGE_PUBLISHED:
+            self._fold_publish(run, payload)
+        elif kind in (EventKind.MESSAGE_CONSUMED, EventKind.MESSAGE_RETURNED):
+            self._fold_move(run, event, reserved)
+        elif kind == EventKind.COMPLETION_REQUESTED:
+            run.graceful_requested = True
+            if payload.get("has_output") and payload.get("output") is not None:
+                completion = StepCompletion(
+                    event.step_type or "", event.execution_id or "", payload["output"]
+                )
+                run.completions.append(completion)
+
+    @staticmethod
+    def _fold_move(run: FlowRun, event: Event, reserved: dict[str, Message]) -> None:
+        """A consumed message leaves its queue for the consumer; a returned one goes back first."""
+        payload = event.payload
+        queue = run.queue(payload["channel"])
+        if event.kind == EventKind.MESSAGE_RETURNED:
+            returned = reserved.pop(payload["message_id"], None)
+            if returned is not None:
+                queue.appendleft(returned)
+            return
+        found = next((m for m in queue if m.message_id == payload["message_id"]), None)
+        if found is not None:
+            queue.remove(found)
+            reserved[found.message_id] = found
+
+    def _fold_publish(self, run: FlowRun, payload: Any) -> None:
+        number = int(str(payload["message_id"]).rpartition("-")[2] or 0)
+        run.message_count = max(run.message_count, number)
+        value = self._decode(run, payload["channel"], payload["value"])
+        run.queue(payload["channel"]).append(
+            Message(payload["message_id"], number, payload["channel"], value)
+        )
+
+    @staticmethod
+    def _fold_execution(executions: dict[str, _Folded], event: Event) -> None:
+        ex_id = event.execution_id
+        if ex_id is None:
+            return
+        if event.kind == EventKind.STEP_EXECUTION_CREATED:
+            p = event.payload
+            executions[ex_id] = _Folded(
+                ex_id, event.step_type or "", p.get("input"), p.get("from_execution_id", "")
+            )
+            return
+        folded = executions.get(ex_id)
+        change = _PHASES.get(str(event.kind))
+        if folded is not None and change is not None:
+            change(folded, event)
+
+    def _write(self, run: FlowRun, key: str, value: Any, deleted: bool) -> None:
+        if deleted or value is None:
+            run.attributes.pop(key, None)
+            return
+        definition = run.definition.attributes.get(key.split("/", 1)[0])
+        value_type = definition.value_type if definition is not None else Any
+        run.attributes[key] = self._rt.codecs.from_json_ready(value_type, value)
+
+    # -- the new run ----------------------------------------------------------------------
+    def _reapply(self, run: FlowRun, old: list[Event], later: list[Event]) -> None:
+        values = {
+            e.payload["message_id"]: e.payload for e in old if e.kind == EventKind.MESSAGE_PUBLISHED
+        }
+        for event in later:
+            for write in event.payload.get("writes", ()):
+                self._write(run, write["attribute"], write["value"], write.get("deleted", False))
+            ids = event.payload.get("published") or [
+                m["message_id"] for m in event.payload.get("messages", ())
+            ]
+            messages = [values[i] for i in ids if i in values]
+            for item in messages:
+                message = run.next_message(
+                    item["channel"], self._decode(run, item["channel"], item["value"])
+                )
+                run.queue(item["channel"]).append(message)
+                self._rt.recorder.emit(
+                    run,
+                    EventKind.MESSAGE_PUBLISHED,
+                    None,
+                    {
+                        "channel": message.channel,
+                        "message_id": message.message_id,
+                        "value": item["value"],
+                        "publisher": "time_travel",
+                    },
+                )
+
+    def _decode(self, run: FlowRun, channel: str, data: Any) -> Any:
+        definition = run.definition.channels.get(channel.split("/", 1)[0])
+        value_type = definition.value_type if definition is not None else Any
+        return self._rt.codecs.from_json_ready(value_type, data)
+
+    def _resume(self, run: FlowRun, folded: _Folded, fork_ns: int) -> None:
+        rt = self._rt
+        step = run.definition.steps.get(folded.step_type)
+        if step is None:
+            return
+        value = rt.codecs.from_json_ready(step.input_type, folded.input)
+        ex = Execution(
+            folded.execution_id,
+            step,
+            value,
+            folded.from_execution_id,
+            step.options or StepOptions(),
+        )
+        run.executions[ex.execution_id] = ex
+        run.active_count += 1
+        ex.wait_for_failed = folded.wait_for_failed
+        rt.recorder.emit(
+            run,
+            EventKind.STEP_EXECUTION_CREATED,
+            ex,
+            {
+                "input": folded.input,
+                "from_execution_id": folded.from_execution_id,
+                "reason": "time_travel",
+                "has_wait_for": step.has_wait_for,
+                "resumed_phase": folded.phase,
+                "wait": folded.wait,
+                "reserved": folded.reserved,
+            },
+            method="",
+            attempt=0,
+        )
+        if folded.phase == "satisfied" or (folded.phase == "execute" and folded.reserved):
+            for message_id in folded.reserved:
+                message = self._reserved.get(message_id)
+                if message is not None:
+                    ex.reserved.setdefault(message.channel, []).append(message)
+                    ex.consumed_values.setdefault(message.channel, []).append(message.value)
+            rt.invoker.start_method_soon(run, ex, "execute")
+        elif (
+            folded.phase == "waiting"
+            and folded.wait is not None
+            and (wait := self._rebuild(run, folded, fork_ns))
+        ):
+            rt.waits.begin_waiting(run, ex, wait)
+        else:
+            rt.invoker.start_method_soon(run, ex, "wait_for" if step.has_wait_for else "execute")
+
+    def _rebuild(self, run: FlowRun, folded: _Folded, fork_ns: int) -> Wait | None:
+        """The Wait of a waiting execution from its description; None if it had a SubFlow."""
+        assert folded.wait is not None
+        conditions: list[Condition] = []
+        for item in folded.wait.get("conditions", ()):
+            if item["kind"] == "channel":
+                name, _, instance = item["channel"].partition("/")
+                channel = run.definition.channels[name]
+                conditions.append(
+                    ChannelCondition(
+                        channel=channel,
+                        instance=unquote(instance)
+                        if instance and not isinstance(channel, Channel)
+                        else None,
+                        at_least=item["at_least"],
+                        at_most=item["at_most"],
+                        condition_id=item["condition_id"],
+                    )
+                )
+            elif item["kind"] == "timer":
+                fire_at = folded.timers.get(item["timer_index"], fork_ns)
+                left = max(0, (fire_at - fork_ns + 999_999_999) // 1_000_000_000)
+                conditions.append(
+                    TimerCondition(
+                        duration=timedelta(seconds=left), condition_id=item["condition_id"]
+                    )
+                )
+            else:
+                return None
+        kind = WaitKind[folded.wait.get("kind", "SKIP_IMMEDIATELY")]
+        groups = tuple(
+            ConditionCombination(tuple(conditions[i] for i in g))
+            for g in folded.wait.get("combinations", ())
+        )
+        return Wait(kind, tuple(conditions), groups)
+
+
+__all__ = ["TimeTravel", "fork_index"]
