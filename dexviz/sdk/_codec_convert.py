@@ -243,7 +243,8 @@ class FixedTupleConverter(Converter):
         if not isinstance(value, accepts):
             raise ConversionError(label, type_label(value))
         if len(value) != len(self.items):
-            raise ConversionError(label, f"{len(value)} elements")
+            count = len(value)
+            raise ConversionError(label, f"{count} element{'' if count == 1 else 's'}")
         return value
 
     def _dump(self, value: Any) -> Any:

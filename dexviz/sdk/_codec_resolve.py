@@ -8,7 +8,16 @@ import types
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from enum import Enum
-from typing import Annotated, Any, TypeVar, Union, get_args, get_origin, get_type_hints
+from typing import (
+    Annotated,
+    Any,
+    ForwardRef,
+    TypeVar,
+    Union,
+    get_args,
+    get_origin,
+    get_type_hints,
+)
 
 from dexviz.sdk._codec_base import Codec
 from dexviz.sdk._codec_convert import (
@@ -53,6 +62,8 @@ def hint_name(hint: object) -> str:
         return "None"
     if hint is Any:
         return "Any"
+    if isinstance(hint, ForwardRef):
+        return hint.__forward_arg__
     origin, args = get_origin(hint), get_args(hint)
     if origin is Union or origin is types.UnionType:
         return " | ".join(hint_name(arg) for arg in args)
@@ -148,7 +159,7 @@ class ConverterResolver:
         stripped = strip_hint(hint)
         if stripped is not hint:
             return self._find(stripped)
-        scalar = _SCALARS.get(hint) if _hashable(hint) else None
+        scalar = _SCALARS.get(hint) if hashable(hint) else None
         if scalar is not None:
             return scalar
         if is_dynamic(hint):
@@ -169,7 +180,8 @@ class ConverterResolver:
         if origin is Sequence:
             return SequenceConverter(name, self._item(args), (list, tuple), tuple)
         if origin is tuple:
-            if len(args) == 2 and args[1] is Ellipsis or hint is tuple:
+            # Dex reads tuple[T] as "a tuple of T" (any length); so does dexviz, for compatibility.
+            if len(args) == 1 or (len(args) == 2 and args[1] is Ellipsis) or hint is tuple:
                 return SequenceConverter(name, self._item(args), (tuple,), tuple)
             return FixedTupleConverter(name, tuple(self._find(arg) for arg in args))
         if origin is dict or origin is Mapping:
@@ -178,6 +190,11 @@ class ConverterResolver:
         if origin is Union or origin is types.UnionType:
             raise TypeError(
                 f"no codec for the union {name}: only X | None is automatic; {_NO_CODEC}"
+            )
+        if isinstance(hint, (str, ForwardRef)):
+            raise TypeError(
+                f"the type hint {name!r} is still a string; resolve annotations with "
+                "typing.get_type_hints() before asking for a codec"
             )
         raise TypeError(f"no codec for {name}; {_NO_CODEC}")
 
@@ -200,7 +217,7 @@ class ConverterResolver:
 
     def _dataclass(self, hint: object, cls: type) -> Converter:
         converter = DataclassConverter(cls, hint_name(hint))
-        if _hashable(hint):
+        if hashable(hint):
             # Registered before its fields so that a recursive dataclass finds itself.
             self._pending[hint] = converter
         converter.set_fields(
@@ -218,7 +235,8 @@ class ConverterResolver:
             raise TypeError(f"field {name!r} of {cls.__qualname__}: {error}") from None
 
 
-def _hashable(hint: object) -> bool:
+def hashable(hint: object) -> bool:
+    """Tell whether a type hint can be a cache key."""
     try:
         hash(hint)
     except TypeError:

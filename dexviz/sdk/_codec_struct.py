@@ -193,8 +193,8 @@ class CodecConverter(Converter):
     def _call(self, method: Any, argument: Any, label: str) -> Any:
         try:
             return method(argument)
-        except (TypeError, ValueError, OverflowError) as error:
-            raise ConversionError(self.name, f"{label} ({error})") from None
+        except Exception as error:  # noqa: BLE001 - a custom codec may raise anything
+            raise ConversionError(self.name, f"{label} ({type(error).__name__}: {error})") from None
 
 
 _WIRE_TYPES: dict[WireKind, type] = {

@@ -39,7 +39,7 @@ class Attribute(Generic[T]):
     """A durable typed value of one Flow execution; writes commit with the method's result."""
 
     name: str
-    value_type: Any
+    value_type: type[T]
     index: AttributeIndex | None = None
     sync_to_attribute_store: bool = False
 
@@ -72,7 +72,7 @@ class AttributeMap(Generic[T]):
     """A family of Attribute values keyed by runtime instance keys."""
 
     name: str
-    value_type: Any
+    value_type: type[T]
     index: AttributeIndex | None = None
     sync_to_attribute_store: bool = False
 

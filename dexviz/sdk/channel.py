@@ -43,7 +43,7 @@ class Channel(Generic[T]):
     """A durable FIFO queue inside one Flow execution; each message is consumed once."""
 
     name: str
-    value_type: Any
+    value_type: type[T]
 
     def __post_init__(self) -> None:
         _check_name("Channel", self.name)
@@ -115,7 +115,7 @@ class ChannelMap(Generic[T]):
     """A family of independent Channel queues keyed by a runtime instance key."""
 
     name: str
-    value_type: Any
+    value_type: type[T]
 
     def __post_init__(self) -> None:
         _check_name("ChannelMap", self.name)

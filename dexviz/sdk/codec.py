@@ -19,7 +19,13 @@ from typing import Any
 from dexviz.sdk._codec_base import NULL, Codec, Value, WireKind, canonical_json
 from dexviz.sdk._codec_convert import Converter, DynamicConverter
 from dexviz.sdk._codec_ready import to_json_ready
-from dexviz.sdk._codec_resolve import ConverterResolver, hint_name, is_dynamic, strip_hint
+from dexviz.sdk._codec_resolve import (
+    ConverterResolver,
+    hashable,
+    hint_name,
+    is_dynamic,
+    strip_hint,
+)
 from dexviz.sdk._codec_struct import CodecConverter, EnumConverter
 from dexviz.sdk._codec_wire import (
     BOOL,
@@ -253,7 +259,7 @@ class CodecRegistry:
             codec = converter.codec
             return _Entry(codec, converter, None, lambda value: codec.decode(codec.encode(value)))
         stripped = strip_hint(type_hint)
-        builtin = _BUILTINS.get(stripped) if _is_hashable(stripped) else None
+        builtin = _BUILTINS.get(stripped) if hashable(stripped) else None
         if isinstance(builtin, PrimitiveCodec):
             same = builtin.expected_type if builtin is not DOUBLE else None
             return _Entry(builtin, converter, builtin.check, converter.copy, same)
@@ -269,14 +275,6 @@ class CodecRegistry:
     def __repr__(self) -> str:
         """Name the types that have custom codecs."""
         return f"CodecRegistry(custom={sorted(hint_name(hint) for hint in self._codecs)})"
-
-
-def _is_hashable(hint: object) -> bool:
-    try:
-        hash(hint)
-    except TypeError:
-        return False
-    return True
 
 
 def _mapping_error(operation: str, error: Exception) -> ValueMappingError:

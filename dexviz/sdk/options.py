@@ -84,7 +84,9 @@ def require_enum(owner: str, name: str, value: object, enum: type[Enum]) -> None
     """Raise TypeError unless ``value`` is a member of ``enum`` (the message lists the members)."""
     if not isinstance(value, enum):
         allowed = ", ".join(member.name for member in enum)
-        raise TypeError(f"{owner}.{name} must be a {enum.__name__} ({allowed}), got {value!r}")
+        raise TypeError(
+            f"{owner}.{name} must be a member of {enum.__name__} ({allowed}), got {value!r}"
+        )
 
 
 class StepDurability(Enum):
