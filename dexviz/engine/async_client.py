@@ -6,7 +6,7 @@ import asyncio
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from dexviz.engine.client import Client, timeout_seconds
+from dexviz.engine.client import Client
 from dexviz.engine.runners import LiveRunner
 from dexviz.sdk.flow_options import StartFlowOptions, StopFlowOptions
 from dexviz.sdk.results import FlowInfo, FlowResult
@@ -61,9 +61,7 @@ class AsyncClient:
     async def _wait(self, call: Any, *args: Any) -> Any:
         if self._rt.sim is not None:
             return call(*args)
-        # A watch future completes on the engine thread; await it without blocking the loop.
-        seconds = timeout_seconds(args[-1]) if args else None
-        del seconds
+        # The blocking wait runs in the loop's executor so the loop keeps serving handlers.
         return await asyncio.get_running_loop().run_in_executor(None, call, *args)
 
     async def publish(self, flow_id: str, channel: Any, *values: Any) -> None:

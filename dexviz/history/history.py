@@ -103,7 +103,7 @@ class History(Sequence[Event]):
         return [e for e in self._events if e.execution_id == execution_id]
 
     def to_jsonl(self) -> str:
-        """Return the history as JSON lines: a header line, then one event per line (sorted keys)."""
+        """Return the history as JSON lines: a header, then one event per line (sorted keys)."""
         header = {"format": FORMAT_NAME, "version": FORMAT_VERSION, "flow_id": self.flow_id}
         lines = [json.dumps(header, sort_keys=True, separators=(",", ":"))]
         dumps = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode
@@ -152,7 +152,9 @@ def _parse_line(line: str, number: int) -> dict[str, Any]:
     except json.JSONDecodeError as error:
         raise HistoryFormatError(f"line {number}: invalid JSON ({error.msg})") from None
     if not isinstance(record, dict):
-        raise HistoryFormatError(f"line {number}: expected a JSON object, got {type(record).__name__}")
+        raise HistoryFormatError(
+            f"line {number}: expected a JSON object, got {type(record).__name__}"
+        )
     return record
 
 
