@@ -9,7 +9,7 @@ from urllib.parse import unquote
 
 from dexviz.engine.state import Execution, FlowRun
 from dexviz.sdk.attribute import AttributeMap, type_default
-from dexviz.sdk.channel import Channel, ChannelMap
+from dexviz.sdk.channel import Channel
 from dexviz.sdk.codec import CodecRegistry
 from dexviz.sdk.context import ABSENT, AsyncContext
 from dexviz.sdk.errors import ChannelMessagesNotLoadedError, FlowDefinitionError
@@ -59,6 +59,7 @@ class InvocationContext(AsyncContext):
         self._rpc_name = rpc_name
         self._on_heartbeat = on_heartbeat
         self._subflows = subflows
+        self.rpc_options: Any = None
         self.staged = Staged()
         self.canceled = False
 
@@ -180,7 +181,6 @@ class InvocationContext(AsyncContext):
             value = self._codecs.roundtrip(
                 definition.value_type, value, operation=f"{self._where}: write Attribute {key!r}"
             )
-        self.staged.writes.pop(key, None)
         self.staged.writes[key] = (definition, DELETED if value is None else value)
 
     def _attribute_map_keys(self, definition: Any) -> tuple[str, ...]:
@@ -252,18 +252,20 @@ class InvocationContext(AsyncContext):
         ]
 
     def _loaded(self, definition: Any, instance: str | None) -> bool:
-        options = self._execution.options if self._execution else None
-        if options is None:
-            return self._rpc_name is not None
-        prefix = "wait_for" if self._method == "wait_for" else "execute"
+        """Whether this method (or RPC) selected the Channel's pending messages (R61, R113)."""
+        if self._execution is not None:
+            prefix = "wait_for_" if self._method == "wait_for" else "execute_"
+            source: Any = self._execution.options
+        elif self.rpc_options is not None:
+            prefix, source = "", self.rpc_options
+        else:
+            return False
         if isinstance(definition, Channel):
-            return definition in getattr(options, f"{prefix}_load_channels", ())
-        if isinstance(definition, ChannelMap):
-            if definition in getattr(options, f"{prefix}_load_channel_maps", ()):
-                return True
-            loads = getattr(options, f"{prefix}_load_channel_map_instances", ())
-            return any(ld.channel_map == definition and ld.instance == instance for ld in loads)
-        return False
+            return definition in getattr(source, f"{prefix}load_channels", ())
+        if definition in getattr(source, f"{prefix}load_channel_maps", ()):
+            return True
+        loads = getattr(source, f"{prefix}load_channel_map_instances", ())
+        return any(ld.channel_map == definition and ld.instance == instance for ld in loads)
 
     def _delete_channel_message(
         self, definition: Any, instance: str | None, message_id: str

@@ -11,7 +11,7 @@ from dexviz.engine.context import InvocationContext
 from dexviz.engine.state import Execution, FlowRun, Phase
 from dexviz.history.kinds import EventKind
 from dexviz.sdk.context import ABSENT
-from dexviz.sdk.errors import InvalidStepResultError, RetryAfterError
+from dexviz.sdk.errors import FlowDefinitionError, InvalidStepResultError, RetryAfterError
 from dexviz.sdk.options import RetryPolicy, WaitForFailurePolicy
 from dexviz.sdk.results import RecoveryErrorInfo
 from dexviz.sdk.wait import Wait
@@ -220,6 +220,18 @@ class Invoker:
                     InvalidStepResultError(run.flow_type, ex.step_type, "wait_for", detail),
                     "invalid_result",
                 )
+                return
+            undeclared = [
+                c.channel.name
+                for c in result.channel_conditions
+                if run.definition.channels.get(c.channel.name) != c.channel
+            ]
+            if undeclared:
+                error = FlowDefinitionError(
+                    f"{self.where(run, ex, 'wait_for')}: Channel {undeclared[0]!r} is not declared "
+                    "in the Flow's persistence schema"
+                )
+                self.fail(run, ex, ctx, error, "invalid_result")
                 return
             rt.waits.commit_wait_for(run, ex, ctx, result)
             return

@@ -99,6 +99,7 @@ def _call(
     ctx = InvocationContext(
         run, None, "rpc", 1, snapshot, rt.codecs, where=where, rpc_name=rpc.name
     )
+    ctx.rpc_options = rpc.options
     bound = getattr(run.definition.flow, rpc.method_name)
     timeout = rpc.options.timeout.total_seconds() if rpc.options.timeout else None
     try:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 import threading
+import uuid
 from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any
@@ -82,6 +83,13 @@ class Runtime:
     def now(self) -> int:
         """Engine time in ns since the epoch (virtual in simulation, wall clock when live)."""
         return self.scheduler.now_ns
+
+    def message_id(self) -> str:
+        """A new message id: a UUIDv7 from engine time and the seeded source (R61)."""
+        millis = self.now() // 1_000_000
+        value = (millis & (2**48 - 1)) << 80 | 7 << 76 | self.ids.getrandbits(12) << 64
+        value |= 2 << 62 | self.ids.getrandbits(62)
+        return str(uuid.UUID(int=value))
 
     def clock_millis(self) -> int:
         """Engine time in ms (what ``current_time_millis()`` returns inside handlers)."""

@@ -80,6 +80,7 @@ class Starts:
         """A fresh run; its events continue the Flow's history numbering after earlier runs."""
         run_id = str(uuid.UUID(int=self._rt.ids.getrandbits(128), version=4))
         run = FlowRun(flow_id, run_id, definition, self._rt.now())
+        run.message_ids = self._rt.message_id
         earlier = self._rt.previous_runs.get(flow_id)
         if earlier:
             run.seq = max(r.seq for r in earlier)

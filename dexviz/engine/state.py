@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -153,6 +154,7 @@ class FlowRun:
     start_input: Any = None
     attempt: int = 1
     retry_pending: bool = False
+    message_ids: Callable[[], str] | None = None
 
     @property
     def flow_type(self) -> str:
@@ -178,7 +180,8 @@ class FlowRun:
         return f"{step_type}-{number}"
 
     def next_message(self, channel: str, value: Any) -> Message:
-        """Create a message with the next id of this Flow."""
+        """Create a message with a new id; ``number`` keeps the publication order."""
         self.message_count += 1
         number = self.message_count
-        return Message(f"msg-{number}", number, channel, value)
+        message_id = self.message_ids() if self.message_ids is not None else f"msg-{number}"
+        return Message(message_id, number, channel, value)

@@ -263,8 +263,8 @@ class TimeTravel:
             reserved[found.message_id] = found
 
     def _fold_publish(self, run: FlowRun, payload: Any) -> None:
-        number = int(str(payload["message_id"]).rpartition("-")[2] or 0)
-        run.message_count = max(run.message_count, number)
+        run.message_count += 1
+        number = run.message_count
         value = self._decode(run, payload["channel"], payload["value"])
         run.queue(payload["channel"]).append(
             Message(payload["message_id"], number, payload["channel"], value)

@@ -139,6 +139,12 @@ class WaitManager:
             method="",
             attempt=0,
         )
+        if fire_at <= rt.now():
+            # Due already (a zero timer on a whole second): it has fired for the first check (R38).
+            timer.done = True
+            payload = {"timer_index": position, "condition_id": condition.condition_id}
+            rt.recorder.emit(run, EventKind.TIMER_FIRED, ex, payload, method="", attempt=0)
+            return
         timer.handle = rt.scheduler.call_at(fire_at, lambda: self._fire(run, ex, timer))
 
     def _fire(self, run: FlowRun, ex: Execution, timer: TimerState) -> None:
@@ -238,15 +244,15 @@ class WaitManager:
         for key in sorted(channels):
             waiters = run.waiters.get(key)
             queue = run.queues.get(key)
-            tried: set[str] = set()
-            while waiters and queue and len(tried) < len(waiters):
+            unready: set[str] = set()
+            while waiters and queue and len(unready) < len(waiters):
                 items = waiters.items
                 position = rng.randrange(len(items)) if len(items) > 1 else 0
-                while items[position].execution_id in tried:
+                while items[position].execution_id in unready:
                     position = (position + 1) % len(items)
                 ex = items[position]
-                tried.add(ex.execution_id)
-                self.try_satisfy(run, ex)
+                if not self.try_satisfy(run, ex):
+                    unready.add(ex.execution_id)
 
     def return_reserved(
         self, run: FlowRun, executions: list[Execution]

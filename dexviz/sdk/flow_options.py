@@ -69,7 +69,8 @@ class IdReusePolicy(Enum):
     """Whether ``start_flow`` may reuse a Flow ID that already has runs (R140).
 
     Attributes:
-        DEFAULT: Reject while a run is active; allow after it closed.
+        DEFAULT: Reject any Flow ID that already has a run, active or closed (R140, the
+            newest Dex docs; the 0.2 server allowed reuse after close — see ambiguity A3).
         ALLOW_IF_PREVIOUS_FAILED: Start only if the previous run did not complete.
         ALLOW_IF_NOT_RUNNING: Start if no run is active.
         ALLOW_TERMINATE_IF_RUNNING: Terminate an active run, then start.
