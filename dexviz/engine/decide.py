@@ -68,6 +68,7 @@ class Decisions:
                 "execute",
                 f"returned {type(result).__name__} instead of a StepDecision",
             )
+        _check_combination(run, ex, result)
         prepared = Prepared(result)
         if result.kind is DecisionKind.NEXT:
             if not result.movements:
@@ -118,7 +119,7 @@ class Decisions:
         self.finish(run, ex, Phase.DONE)
         rt.release_locks(run, ex)
         victims = self.select_victims(
-            run, ex.from_execution_id, prepared.cancel_types, prepared.sibling_types
+            run, ex.parent_key, prepared.cancel_types, prepared.sibling_types
         )
         moves, channels_empty = self._moves_for(run, prepared, victims)
         new = [self.new_execution(run, m, ex.execution_id) for m in moves] if run.is_open else []
@@ -219,7 +220,12 @@ class Decisions:
 
     # -- executions -----------------------------------------------------------------------
     def new_execution(
-        self, run: FlowRun, move: Move, source: str, recovery: RecoveryErrorInfo | None = None
+        self,
+        run: FlowRun,
+        move: Move,
+        source: str,
+        recovery: RecoveryErrorInfo | None = None,
+        parent_key: str = "",
     ) -> Execution:
         """Create (but not yet announce) an execution; numbers follow movement order (R16)."""
         options = (
@@ -228,6 +234,7 @@ class Decisions:
         execution = Execution(
             run.next_execution_id(move.step.step_type), move.step, move.input, source, options
         )
+        execution.parent_key = parent_key or source
         execution.recovery_error = recovery
         run.executions[execution.execution_id] = execution
         run.active_count += 1
@@ -275,9 +282,7 @@ class Decisions:
             e
             for e in run.executions.values()
             if e.active
-            and (
-                e.step_type in types or (e.step_type in siblings and e.from_execution_id == parent)
-            )
+            and (e.step_type in types or (e.step_type in siblings and e.parent_key == parent))
         ]
 
     def cancel_all(
@@ -363,8 +368,15 @@ class Decisions:
         error_type: FlowErrorType | None = None,
         message: str | None = None,
     ) -> None:
-        """Close the run: cancel every active execution, then record FlowClosed (R147, R148)."""
-        if not run.is_open:
+        """Close the run: cancel every active execution, then record FlowClosed (R147, R148).
+
+        TERMINATE closes at once; any other close waits for admitted transactional RPCs.
+        """
+        if run.status is not FlowStatus.RUNNING:
+            return
+        if run.closing:
+            if status is FlowStatus.TERMINATED and run.pending_close is not None:
+                self.finalize(run, status)
             return
         rt = self._rt
         run.closing = True
@@ -380,6 +392,22 @@ class Decisions:
                 rt.recorder.emit(run, kind, ex, {"phase": "started" if ex.attempt else "scheduled"})
         self.cancel_all(run, active, "flow_close")
         rt.cancel_flow_timers(run)
+        if run.admitted_rpcs and status is not FlowStatus.TERMINATED:
+            # Admitted locking or transactional RPCs finish before the close is recorded (R147).
+            run.pending_close = (status, error_type, message)
+            return
+        self.finalize(run, status, error_type, message)
+
+    def finalize(
+        self,
+        run: FlowRun,
+        status: FlowStatus,
+        error_type: FlowErrorType | None = None,
+        message: str | None = None,
+    ) -> None:
+        """Record the terminal status of a closing run (FlowClosed)."""
+        rt = self._rt
+        run.pending_close = None
         run.status = status
         run.error_type = error_type
         run.error_message = message
@@ -411,3 +439,17 @@ def _type_name(step: Any) -> str:
         return step.__name__
     getter = getattr(step, "get_step_type", None)
     return str(getter()) if callable(getter) else type(step).__name__
+
+
+def _check_combination(run: FlowRun, ex: Execution, decision: StepDecision) -> None:
+    """Only go_to carries next Steps; dead_end and force_fail carry no output (R86)."""
+    kind = decision.kind
+    problem = ""
+    if kind is not DecisionKind.NEXT and decision.movements:
+        problem = f"a {kind.name} decision cannot carry next Steps"
+    elif kind is DecisionKind.NEXT and decision.has_output:
+        problem = "a go_to decision cannot carry an output"
+    elif kind in (DecisionKind.DEAD_END, DecisionKind.FORCE_FAIL) and decision.has_output:
+        problem = f"a {kind.name} decision cannot carry an output"
+    if problem:
+        raise InvalidStepResultError(run.flow_type, ex.step_type, "execute", problem)

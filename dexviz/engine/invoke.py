@@ -155,6 +155,12 @@ class Invoker:
             else options.execute_method_timeout
         )
         limit = int(timeout.total_seconds() * 1e9) if timeout else DEFAULT_METHOD_TIMEOUT_NS
+        policy = options.wait_for_retry if ex.method == "wait_for" else options.execute_retry
+        total = (policy or DEFAULT_RETRY).effective_total_duration
+        if total:
+            # total_duration is one deadline over every attempt: it also ends a running one (R104).
+            left = ex.first_started_ns + int(total.total_seconds() * 1e9) - rt.now()
+            limit = max(0, min(limit, left))
         ex.method_timeout = rt.scheduler.call_at(
             rt.now() + limit, lambda: self._timed_out(run, ex, ctx, token, limit)
         )

@@ -26,15 +26,18 @@ from dexviz.engine.state import FlowRun
 from dexviz.history.kinds import EventKind
 from dexviz.sdk.clock import handler_clock
 from dexviz.sdk.codec import to_json_ready
+from dexviz.sdk.decision import StepDecision
 from dexviz.sdk.definitions import RpcDefinition
 from dexviz.sdk.errors import (
     ChannelMessageNotFoundError,
+    FlowClosingError,
     FlowDefinitionError,
     FlowNotActiveError,
     RequestTimeoutError,
     RpcLockConflictError,
 )
 from dexviz.sdk.flow import RPCResult
+from dexviz.sdk.results import FlowStatus
 
 if TYPE_CHECKING:
     from dexviz.engine.runtime import Runtime
@@ -61,6 +64,13 @@ def invoke_rpc(rt: Runtime, method: Any, flow_id: str, input: Any = None) -> Any
     with rt.lock:
         run = existing_run(rt, flow_id, "invoke_rpc")
         rpc = find_rpc(run, method)
+        if run.closing and run.status is FlowStatus.RUNNING:
+            raise service_error(
+                FlowClosingError,
+                f"RPC {rpc.name!r} rejected: the Flow is closing",
+                flow_id=flow_id,
+                operation="invoke_rpc",
+            )
         if not run.is_open and rpc.is_transactional:
             raise service_error(
                 FlowNotActiveError,
@@ -78,15 +88,27 @@ def invoke_rpc(rt: Runtime, method: Any, flow_id: str, input: Any = None) -> Any
                 operation="invoke_rpc",
             )
         snapshot = dict(run.attributes)
+        admitted = rpc.is_transactional
+        run.admitted_rpcs += admitted
     try:
         ctx, result = _call(rt, run, rpc, input, snapshot)
         with rt.lock:
             return _commit(rt, run, rpc, ctx, result, input)
     finally:
-        if keys:
-            with rt.lock:
-                for resume in rt.lock_table(run).release(owner):
-                    resume()
+        with rt.lock:
+            _leave(rt, run, owner, keys, admitted)
+
+
+def _leave(rt: Runtime, run: FlowRun, owner: str, keys: tuple[str, ...], admitted: bool) -> None:
+    """Release the RPC's locks; the last admitted RPC of a closing run lets it close (R147)."""
+    if keys:
+        for resume in rt.lock_table(run).release(owner):
+            resume()
+    if admitted:
+        run.admitted_rpcs -= 1
+        if run.admitted_rpcs == 0 and run.pending_close is not None:
+            rt.decisions.finalize(run, *run.pending_close)
+            rt.commit()
 
 
 _INVOCATIONS = itertools.count(1)
@@ -170,6 +192,15 @@ def _drive(rt: Runtime, bound: Any, args: tuple[Any, ...]) -> Any:
 def _commit(
     rt: Runtime, run: FlowRun, rpc: RpcDefinition, ctx: InvocationContext, result: Any, input: Any
 ) -> Any:
+    if isinstance(result, StepDecision):
+        raise worker_error(
+            f"RPC {rpc.name!r} returned a StepDecision; an RPC cannot close, fail or dead-end "
+            "the Flow — return RPCResult(output, next_steps=...) (R115)",
+            flow_id=run.flow_id,
+            operation="invoke_rpc",
+            error_type="dexviz.sdk.errors.InvalidStepResultError",
+            error_detail="an RPC returned a StepDecision",
+        )
     output = result.output if isinstance(result, RPCResult) else result
     next_steps = result.next_steps if isinstance(result, RPCResult) else ()
     canceling = result.canceling_steps if isinstance(result, RPCResult) else ()
@@ -184,7 +215,7 @@ def _commit(
             _record(rt, run, rpc, ctx, input, output, [], [], [], [])
             rt.commit()
         return output
-    if not run.is_open:
+    if run.status is not FlowStatus.RUNNING:
         raise service_error(
             FlowNotActiveError,
             f"RPC {rpc.name!r} has effects but the Flow is closed",
@@ -200,13 +231,19 @@ def _commit(
             operation="invoke_rpc",
         )
     source = f"__rpc/{rpc.name}"
-    moves = [rt.decisions.check_move(run, source, m) for m in next_steps]
+    # Once the Flow is closing, no new Step starts (R147): an admitted RPC's moves are dropped.
+    moves = [rt.decisions.check_move(run, source, m) for m in next_steps] if run.is_open else []
     types = {run.definition.resolve_step(s).step_type for s in canceling}
     writes = apply_writes(run, staged)
     messages = apply_publishes(run, staged)
     apply_deletes(run, staged, strict=False)
-    victims = rt.decisions.select_victims(run, "", types, set())
-    new = [rt.decisions.new_execution(run, Move(m.step, m.input, m.options), source) for m in moves]
+    victims = rt.decisions.select_victims(run, "", types, set()) if run.is_open else []
+    # Steps of one invocation are siblings; Steps of two invocations are not (R123).
+    invocation = f"{source}#{next(_INVOCATIONS)}"
+    new = [
+        rt.decisions.new_execution(run, Move(m.step, m.input, m.options), source, None, invocation)
+        for m in moves
+    ]
     _record(rt, run, rpc, ctx, input, output, writes, messages, victims, new)
     emit_published(rt.recorder, run, messages, f"rpc:{rpc.name}")
     returned = rt.decisions.cancel_all(run, victims, f"rpc:{rpc.name}")

@@ -82,6 +82,7 @@ class Execution:
     method_timeout: Any = None
     subflow_ids: list[str] = field(default_factory=list)
     counted: bool = True
+    parent_key: str = ""
     last_beat_ns: int = 0
     heartbeat_timer: Any = None
 
@@ -155,6 +156,8 @@ class FlowRun:
     attempt: int = 1
     retry_pending: bool = False
     message_ids: Callable[[], str] | None = None
+    admitted_rpcs: int = 0
+    pending_close: Any = None
 
     @property
     def flow_type(self) -> str:
