@@ -34,6 +34,7 @@ _LAZY = {
     "concurrency": "dexviz.analysis.concurrency",
     "critical_path": "dexviz.analysis.critical_path",
     "state_at": "dexviz.analysis.state",
+    "Debugger": "dexviz.widgets.debugger",
 }
 
 

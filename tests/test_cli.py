@@ -297,3 +297,72 @@ def test_graph_renders_svg_through_the_script(tmp_path):
     completed = run_module("graph", str(CONTRACT_EDIT), "-o", str(target))
     assert completed.returncode == 0, completed.stderr
     assert target.read_text(encoding="utf-8").lstrip().startswith(("<?xml", "<svg"))
+
+
+# ---------------------------------------------------------------------------- run, history
+
+FLOW_FILE = '''
+from dexviz import Context, Flow, Step, StepDecision, StepList, go_to, graceful_complete
+
+
+class Count(Step[int]):
+    """Counts up to three."""
+
+    def execute(self, context: Context, n: int) -> StepDecision:
+        return go_to(Count, n + 1) if n < 3 else graceful_complete(n)
+
+
+class Counter(Flow[int]):
+    def get_steps(self) -> StepList[int]:
+        return StepList.start_step(Count())
+'''
+
+
+@pytest.mark.slow
+def test_demo_writes_every_view(tmp_path):
+    completed = run_module("demo", "--out", str(tmp_path), "--seed", "1")
+    assert completed.returncode == 0, completed.stderr
+    for name in ("history.jsonl", "timeline.svg", "executions.csv", "exclusive-sections.txt"):
+        assert (tmp_path / name).stat().st_size > 0, name
+    assert (tmp_path / "graph.svg").exists() or (tmp_path / "graph.dot").exists()
+    assert "8 holding(s), OK" in completed.stdout
+
+
+def test_run_simulates_a_flow_file_and_writes_its_views(tmp_path, capsys):
+    source = tmp_path / "counter.py"
+    source.write_text(FLOW_FILE)
+    out = tmp_path / "out"
+    assert cli.main(["run", f"{source}:Counter", "--input", "0", "--out", str(out)]) == 0
+    stdout = capsys.readouterr().out
+    assert "Counter run" in stdout and "COMPLETED" in stdout
+    assert (out / "history.jsonl").exists() and (out / "executions.csv").exists()
+
+
+def test_run_rejects_input_that_does_not_fit(tmp_path, capsys):
+    source = tmp_path / "counter.py"
+    source.write_text(FLOW_FILE)
+    assert cli.main(["run", str(source), "--input", '"three"', "--out", str(tmp_path)]) == 2
+    assert "does not fit the start Step's input" in capsys.readouterr().err
+
+
+def test_run_names_the_missing_flow_class(tmp_path, capsys):
+    source = tmp_path / "counter.py"
+    source.write_text(FLOW_FILE)
+    assert cli.main(["run", f"{source}:Nope", "--out", str(tmp_path)]) == 2
+    assert "has no Flow class 'Nope'" in capsys.readouterr().err
+
+
+def test_history_summarises_a_saved_run(tmp_path, capsys):
+    import dexviz
+    from dexviz.examples.contract_edit import ContractEditFlow, sample_edits
+
+    path = dexviz.simulate(ContractEditFlow(), sample_edits(3)).history.save(tmp_path / "h.jsonl")
+    assert cli.main(["history", str(path), "--channel", "contractEditToken"]) == 0
+    assert "3 holding(s), OK" in capsys.readouterr().out
+
+
+def test_history_reports_a_malformed_file_with_its_line(tmp_path, capsys):
+    path = tmp_path / "bad.jsonl"
+    path.write_text('{"format": "dexviz-history", "version": 1, "flow_id": "f"}\nnot json\n')
+    assert cli.main(["history", str(path)]) == 2
+    assert "line 2: invalid JSON" in capsys.readouterr().err

@@ -1,4 +1,4 @@
-"""The ``dexviz`` command line: ``dexviz demo`` and ``dexviz graph``.
+"""The ``dexviz`` command line: ``demo``, ``run``, ``history`` and ``graph``.
 
 Each subcommand is one small ``_cmd_*`` function registered in :func:`build_parser`; dexviz
 itself is imported inside them, so ``dexviz --help`` stays fast and error paths that need no
@@ -8,26 +8,29 @@ engine (a missing file, an unknown format) work on their own.
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
-__all__ = ["EditInterval", "GRAPH_FORMATS", "find_overlaps", "main", "parse_flow_spec"]
+from dexviz.cli.common import (
+    EXIT_FAILED,
+    EXIT_OK,
+    EXIT_USAGE,
+    CliError,
+    parse_flow_spec,
+    positive_int,
+    prepare_out_dir,
+)
+from dexviz.cli.graph import GRAPH_FORMATS, add_graph_parser
+from dexviz.cli.run import add_history_parser, add_run_parser, write_views
 
-EXIT_OK = 0
-EXIT_FAILED = 1
-EXIT_USAGE = 2
-
-GRAPH_FORMATS = (".svg", ".png", ".pdf", ".dot", ".json", ".md")
-"""File suffixes ``dexviz graph -o`` accepts; ``-o -`` prints DOT text instead."""
+__all__ = ["GRAPH_FORMATS", "DemoRun", "EditInterval", "find_overlaps", "main", "parse_flow_spec"]
 
 DEFAULT_DEMO_OUT = "demo-output"
-
-
-class CliError(Exception):
-    """A problem with the user's input, reported as one line on stderr with exit code 2."""
+TOKEN_CHANNEL = "contractEditToken"
 
 
 class EditInterval(Protocol):
@@ -104,7 +107,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"dexviz {_version()}")
     subparsers = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)
     _add_demo_parser(subparsers)
-    _add_graph_parser(subparsers)
+    add_run_parser(subparsers)
+    add_history_parser(subparsers)
+    add_graph_parser(subparsers)
     return parser
 
 
@@ -115,16 +120,6 @@ def _version() -> str:
         return version("dexviz")
     except PackageNotFoundError:
         return "(not installed)"
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
 
 
 # ---------------------------------------------------------------------------- demo
@@ -144,7 +139,7 @@ def _add_demo_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
     )
     demo.add_argument("--seed", type=int, default=0, help="simulation seed (default: %(default)s)")
     demo.add_argument(
-        "--reviewers", type=_positive_int, default=8, help="number of edits (default: %(default)s)"
+        "--reviewers", type=positive_int, default=8, help="number of edits (default: %(default)s)"
     )
     demo.set_defaults(command=_cmd_demo, command_name="demo")
 
@@ -157,9 +152,25 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     for line in format_records(demo.records):
         print(line)
     out_dir = Path(args.out)
-    _prepare_out_dir(out_dir)
-    print(f"wrote {_write_history(demo.run, out_dir)}")
-    return _check_demo(demo)
+    prepare_out_dir(out_dir)
+    checked = _check_demo(demo)
+    return max(checked, _write_demo_views(demo.run, out_dir))
+
+
+def _write_demo_views(run: Any, out_dir: Path) -> int:
+    """The demo's pictures: the Flow's definition graph, the run's graph and timeline."""
+    import dexviz
+
+    if not isinstance(run.history, dexviz.History):
+        print(f"wrote {_write_history(run, out_dir)}")
+        return EXIT_OK
+    from dexviz.examples.contract_edit import ContractEditFlow
+
+    graph = dexviz.definition_graph(ContractEditFlow)
+    target = out_dir / ("definition.svg" if shutil.which("dot") else "definition.dot")
+    graph.save(target)
+    print(f"wrote {target}")
+    return write_views(run.history, out_dir, TOKEN_CHANNEL)
 
 
 def _simulate_contract_edits(*, seed: int, reviewers: int) -> DemoRun:
@@ -237,125 +248,7 @@ def _check_demo(demo: DemoRun) -> int:
     return EXIT_OK
 
 
-def _prepare_out_dir(out_dir: Path) -> None:
-    try:
-        out_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise CliError(f"cannot create output folder {str(out_dir)!r}: {error}") from error
-
-
 def _write_history(run: _Run, out_dir: Path) -> Path:
     path = out_dir / "history.jsonl"
     path.write_text(run.history.to_jsonl(), encoding="utf-8")
     return path
-
-
-# ---------------------------------------------------------------------------- graph
-
-
-def _add_graph_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    graph = subparsers.add_parser(
-        "graph",
-        help="draw a Flow's definition graph from its source file",
-        description=(
-            "Draw the Flow Definition Graph of a Flow in a Python file, by static analysis "
-            "(the file is never imported or run)."
-        ),
-    )
-    graph.add_argument(
-        "source",
-        metavar="FILE.py[:FlowName]",
-        help="the file and, if it has several Flows, the Flow class to draw",
-    )
-    graph.add_argument(
-        "-o",
-        "--output",
-        default="-",
-        metavar="OUT",
-        help=f"output file, format by suffix ({' '.join(GRAPH_FORMATS)}); '-' prints DOT "
-        "(default: %(default)s)",
-    )
-    graph.add_argument("--lr", action="store_true", help="lay the graph out left to right")
-    graph.add_argument(
-        "--hide-resources", action="store_true", help="leave out Channel and Attribute nodes"
-    )
-    graph.set_defaults(command=_cmd_graph, command_name="graph")
-
-
-def parse_flow_spec(spec: str) -> tuple[Path, str | None]:
-    """Split ``FILE.py[:FlowName]`` into the path and the optional Flow class name.
-
-    Args:
-        spec: The command-line argument.
-
-    Returns:
-        The path and the Flow name, or None when no name was given.
-    """
-    path, sep, name = spec.rpartition(":")
-    if sep and path and name.isidentifier():
-        return Path(path), name
-    return Path(spec), None
-
-
-def _cmd_graph(args: argparse.Namespace) -> int:
-    path, flow = parse_flow_spec(args.source)
-    _check_source(path)
-    output: str = args.output
-    if output != "-":
-        _check_graph_format(output)
-    options = _graph_options(args)
-    try:
-        graph = _definition_graph(path, flow, options)
-        if output == "-":
-            sys.stdout.write(graph.to_dot())
-        else:
-            graph.save(output)
-    except Exception as error:  # one clear line instead of a traceback, whatever went wrong
-        raise CliError(_describe(error)) from error
-    if output != "-":
-        print(f"wrote {output}")
-    return EXIT_OK
-
-
-def _check_source(path: Path) -> None:
-    if not path.exists():
-        raise CliError(f"no such file: {str(path)!r}")
-    if not path.is_file():
-        raise CliError(f"not a file: {str(path)!r}")
-
-
-def _check_graph_format(output: str) -> None:
-    suffix = Path(output).suffix.lower()
-    if suffix not in GRAPH_FORMATS:
-        raise CliError(
-            f"unknown output format {suffix or output!r} (the suffix of -o must be one of "
-            f"{list(GRAPH_FORMATS)}, or use '-o -' for DOT on stdout)"
-        )
-
-
-def _graph_options(args: argparse.Namespace) -> dict[str, object]:
-    options: dict[str, object] = {}
-    if args.lr:
-        options["rankdir"] = "LR"
-    if args.hide_resources:
-        options["hide_resources"] = True
-    return options
-
-
-class _Graph(Protocol):
-    def to_dot(self) -> str: ...
-
-    def save(self, path: str) -> object: ...
-
-
-def _definition_graph(path: Path, flow: str | None, options: dict[str, object]) -> _Graph:
-    import dexviz
-
-    graph: _Graph = dexviz.definition_graph(str(path), flow=flow, **options)
-    return graph
-
-
-def _describe(error: BaseException) -> str:
-    # Multi-line messages (an install hint, say) are joined so stderr gets exactly one line.
-    text = " ".join(line.strip() for line in str(error).splitlines() if line.strip())
-    return text or type(error).__name__

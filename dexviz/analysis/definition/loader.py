@@ -1,0 +1,109 @@
+"""Read a Flow's source file and parse it with ``ast``; nothing in it is imported or executed.
+
+A source may be a path (``str`` or ``os.PathLike``, optionally ``"file.py:FlowName"``), an
+already-imported module, or a Flow class or instance: for the last three only the file that
+``inspect`` names is read, so the analysis is the same as for the path.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import inspect
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+
+from dexviz.analysis.definition.errors import DefinitionSourceError
+
+__all__ = ["SourceFile", "load_source", "parse_source"]
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    """A parsed source file.
+
+    Attributes:
+        path: The path as the caller gave it (or as ``inspect`` reported it).
+        text: The decoded source text.
+        tree: The ``ast`` module tree.
+        flow_hint: The Flow class name implied by the source (a class, an instance, or a
+            ``file.py:FlowName`` path), or None.
+    """
+
+    path: str
+    text: str
+    tree: ast.Module
+    flow_hint: str | None = None
+
+
+def load_source(source: object) -> SourceFile:
+    """Read and parse ``source`` (a path, module, Flow class or Flow instance).
+
+    Raises:
+        FileNotFoundError: The path does not exist.
+        TypeError: ``source`` is none of the accepted kinds.
+        DefinitionSourceError: The file has a syntax error (the message names file and line).
+    """
+    path, hint = _locate(source)
+    try:
+        data = Path(path).read_bytes()
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{path}: no such Flow source file") from None
+    except IsADirectoryError:
+        raise FileNotFoundError(f"{path}: is a directory, not a Flow source file") from None
+    return parse_source(importlib.util.decode_source(data), path, flow_hint=hint)
+
+
+def parse_source(text: str, path: str, *, flow_hint: str | None = None) -> SourceFile:
+    """Parse ``text`` as the contents of ``path``; a syntax error names the file and line."""
+    try:
+        tree = ast.parse(text, filename=path, type_comments=False)
+    except SyntaxError as error:
+        raise DefinitionSourceError(
+            path,
+            f"syntax error: {error.msg}",
+            code="syntax_error",
+            line=error.lineno,
+            col=None if error.offset is None else max(error.offset - 1, 0),
+        ) from None
+    return SourceFile(path, text, tree, flow_hint)
+
+
+def _locate(source: object) -> tuple[str, str | None]:
+    if isinstance(source, (str, os.PathLike)):
+        return _split_path(os.fspath(source))
+    if isinstance(source, ModuleType):
+        return _module_file(source), None
+    cls = source if isinstance(source, type) else type(source)
+    if cls.__module__ == "builtins":
+        raise TypeError(
+            "definition_graph() needs a path to a .py file, a module, or a Flow class or "
+            f"instance; got {type(source).__name__} {source!r}"
+        )
+    try:
+        path = inspect.getsourcefile(cls)
+    except TypeError:
+        path = None
+    if path is None:
+        raise TypeError(
+            f"cannot find the source file of {cls.__qualname__} (defined in module "
+            f"{cls.__module__!r}); pass the path of the .py file that defines it"
+        )
+    return path, cls.__name__
+
+
+def _split_path(text: str) -> tuple[str, str | None]:
+    # "flows.py:ContractEditFlow" names the Flow, unless the whole text is an existing file.
+    head, sep, tail = text.rpartition(":")
+    if sep and head.endswith(".py") and tail.isidentifier() and not os.path.exists(text):
+        return head, tail
+    return text, None
+
+
+def _module_file(module: ModuleType) -> str:
+    path = getattr(module, "__file__", None)
+    if not path or not str(path).endswith(".py"):
+        raise TypeError(f"module {module.__name__} has no Python source file")
+    return str(path)

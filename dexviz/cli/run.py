@@ -1,0 +1,157 @@
+"""``dexviz run`` and ``dexviz history``: simulate a Flow from a file, or reread a saved run.
+
+Both write the run's views: history, lineage graph, timeline and executions table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import inspect
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from dexviz.cli.common import (
+    EXIT_FAILED,
+    EXIT_OK,
+    CliError,
+    check_source,
+    describe,
+    parse_flow_spec,
+    prepare_out_dir,
+)
+
+
+def add_run_parser(subparsers: Any) -> None:
+    """Register ``dexviz run``."""
+    run = subparsers.add_parser(
+        "run",
+        help="simulate a Flow from a Python file and write its views",
+        description=(
+            "Import FILE.py, simulate its Flow (the one named after ':' when there are several) "
+            "with the JSON input, and write history.jsonl, graph.svg, timeline.svg and "
+            "executions.csv into --out."
+        ),
+    )
+    run.add_argument("source", metavar="FILE.py[:FlowName]")
+    run.add_argument("--input", default="null", help="the start input as JSON (default: null)")
+    run.add_argument("--seed", type=int, default=0, help="simulation seed (default: %(default)s)")
+    run.add_argument("--out", default="run-output", help="output folder (default: %(default)s)")
+    run.add_argument("--channel", help="a token Channel to check for exclusive sections")
+    run.set_defaults(command=cmd_run, command_name="run")
+
+
+def add_history_parser(subparsers: Any) -> None:
+    """Register ``dexviz history``."""
+    history = subparsers.add_parser(
+        "history",
+        help="summarise a saved history.jsonl and redraw its views",
+        description="Load a history written by dexviz (to_jsonl) and print its summary.",
+    )
+    history.add_argument("path", metavar="HISTORY.jsonl")
+    history.add_argument("--out", help="also write the views into this folder")
+    history.add_argument("--channel", help="a token Channel to check for exclusive sections")
+    history.set_defaults(command=cmd_history, command_name="history")
+
+
+def load_flow(path: Path, name: str | None) -> Any:
+    """Import ``path`` and instantiate its Flow class (the one called ``name`` if given)."""
+    import dexviz
+
+    module_name = f"_dexviz_run_{abs(hash(str(path.resolve())))}"
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    if spec is None or spec.loader is None:
+        raise CliError(f"cannot import {str(path)!r}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    try:
+        spec.loader.exec_module(module)
+    except Exception as error:
+        raise CliError(f"importing {str(path)!r} failed: {describe(error)}") from error
+    flows = {
+        value.__name__: value
+        for value in vars(module).values()
+        if inspect.isclass(value)
+        and issubclass(value, dexviz.Flow)
+        and value.__module__ == module_name
+    }
+    if name is not None:
+        if name not in flows:
+            raise CliError(f"{str(path)!r} has no Flow class {name!r} (found: {sorted(flows)})")
+        return flows[name]()
+    if len(flows) != 1:
+        found = sorted(flows) or "none"
+        raise CliError(
+            f"{str(path)!r} defines {len(flows)} Flow classes ({found}); write FILE.py:Name"
+        )
+    return next(iter(flows.values()))()
+
+
+def _start_input(flow: Any, text: str) -> Any:
+    import dexviz
+
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise CliError(f"--input is not JSON: {error.msg} at column {error.colno}") from error
+    definition = dexviz.Registry([flow], allow_async_handlers=True).definition(flow)
+    if definition.start is None:
+        return None
+    codecs = dexviz.CodecRegistry()
+    try:
+        return codecs.from_json_ready(definition.start.input_type, data)
+    except Exception as error:
+        raise CliError(f"--input does not fit the start Step's input: {describe(error)}") from error
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    """Simulate a Flow from a file and write its views."""
+    import dexviz
+
+    path, name = parse_flow_spec(args.source)
+    check_source(path)
+    flow = load_flow(path, name)
+    try:
+        run = dexviz.simulate(flow, _start_input(flow, args.input), seed=args.seed)
+    except CliError:
+        raise
+    except Exception as error:
+        raise CliError(describe(error)) from error
+    return write_views(run.history, Path(args.out), args.channel)
+
+
+def cmd_history(args: argparse.Namespace) -> int:
+    """Summarise a saved history (and redraw its views with --out)."""
+    import dexviz
+
+    path = Path(args.path)
+    check_source(path)
+    try:
+        history = dexviz.History.load(path)
+    except dexviz.HistoryFormatError as error:
+        raise CliError(str(error)) from error
+    if args.out is None:
+        from dexviz.viz.run_outputs import summarize_run
+
+        summary = summarize_run(history, channel=args.channel)
+        print(summary)
+        return EXIT_OK if summary.report is None or summary.report.ok else EXIT_FAILED
+    return write_views(history, Path(args.out), args.channel)
+
+
+def write_views(history: Any, out_dir: Path, channel: str | None) -> int:
+    """Write the views of ``history`` into ``out_dir``, print the summary; 1 if a check fails."""
+    from dexviz.viz.run_outputs import summarize_run, write_run_outputs
+
+    prepare_out_dir(out_dir)
+    paths = write_run_outputs(history, out_dir, channel=channel)
+    summary = summarize_run(history, channel=channel)
+    print(summary)
+    for path in paths.values():
+        print(f"wrote {path}")
+    failed = summary.status in ("FAILED", "CANCELED", "TERMINATED")
+    return (
+        EXIT_FAILED if failed or (summary.report is not None and not summary.report.ok) else EXIT_OK
+    )

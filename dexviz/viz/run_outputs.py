@@ -1,0 +1,115 @@
+"""Write a run's files: its history, lineage graph, timeline and executions table (for the CLI).
+
+``write_run_outputs(history, out_dir)`` writes ``history.jsonl``, ``graph.svg`` (``graph.dot``
+when Graphviz's ``dot`` is not installed), ``timeline.svg`` and ``executions.csv``; with a token
+``channel`` the timeline gets its holding lanes and ``exclusive-sections.txt`` the overlap
+report. Every file is deterministic: the same history gives the same bytes.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from os import PathLike
+from pathlib import Path
+from typing import Any
+
+from dexviz._optional import MissingExtraError
+from dexviz.analysis.exclusive import ExclusiveReport, exclusive_sections
+from dexviz.analysis.executions import RunExecutions, build_executions
+from dexviz.history import History
+from dexviz.viz.execution_view import execution_graph
+from dexviz.viz.frames import frames
+from dexviz.viz.render import GraphvizNotInstalledError
+from dexviz.viz.timeline import save_timeline, timeline
+
+__all__ = ["RunSummary", "summarize_run", "write_run_outputs"]
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, (dict, list, tuple)):
+        return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+    return value
+
+
+def _write_graph(run: RunExecutions, folder: Path) -> Path:
+    view = execution_graph(run)
+    try:
+        return view.save(folder / "graph.svg")
+    except (GraphvizNotInstalledError, MissingExtraError):
+        # Without Graphviz the DOT text still describes the graph; `dot -Tsvg` renders it later.
+        return view.save(folder / "graph.dot")
+
+
+def _write_csv(run: RunExecutions, folder: Path) -> Path:
+    table = frames(run).executions.copy()
+    for column in ("input", "next", "consumed", "published"):
+        table[column] = table[column].map(_jsonable)
+    target = folder / "executions.csv"
+    table.to_csv(target, index=False, lineterminator="\n")
+    return target
+
+
+def write_run_outputs(
+    history: History, out_dir: str | PathLike[str], *, channel: str | None = None
+) -> dict[str, Path]:
+    """Write a run's files into ``out_dir`` (created if needed) and return them by name.
+
+    Args:
+        history: The Flow's history (its last run is drawn; all of it is saved).
+        out_dir: The folder to write into.
+        channel: A token Channel: adds holding lanes to the timeline and writes
+            ``exclusive-sections.txt``.
+
+    Returns:
+        ``{"history": ..., "graph": ..., "timeline": ..., "executions": ...}`` plus
+        ``"exclusive"`` when ``channel`` is given.
+
+    Raises:
+        MissingExtraError: matplotlib or pandas is missing (``pip install "dexviz[all]"``).
+        ValueError: an empty history, or a ``channel`` the Flow does not declare.
+    """
+    folder = Path(out_dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    run = build_executions(history)
+    written = {"history": history.save(folder / "history.jsonl")}
+    written["graph"] = _write_graph(run, folder)
+    figure = timeline(run, channel=channel, group_by="branch" if channel else "step_type")
+    written["timeline"] = save_timeline(figure, folder / "timeline.svg")
+    written["executions"] = _write_csv(run, folder)
+    if channel is not None:
+        report = exclusive_sections(run, channel)
+        target = folder / "exclusive-sections.txt"
+        target.write_text(str(report) + "\n", encoding="utf-8")
+        written["exclusive"] = target
+    return written
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """What the CLI prints about a run: status, counts, and the exclusive-section verdict."""
+
+    flow_type: str
+    run_id: str
+    status: str
+    events: int
+    executions: int
+    duration_s: float
+    report: ExclusiveReport | None
+
+    def __str__(self) -> str:
+        lines = [f"{self.flow_type} run {self.run_id}: {self.status} after {self.duration_s:.3f} s"
+                 f" (virtual), {self.executions} executions, {self.events} events"]
+        if self.report is not None:
+            lines.append(str(self.report))
+        return "\n".join(lines)
+
+
+def summarize_run(history: History, *, channel: str | None = None) -> RunSummary:
+    """Summarise the history's last run (with the exclusive-section report for ``channel``)."""
+    run = build_executions(history)
+    return RunSummary(
+        run.flow_type or run.flow_id, run.run_id, run.close.status if run.close else "RUNNING",
+        len(run.events), len(run), (run.end_ns - run.start_ns) / 1e9,
+        exclusive_sections(run, channel) if channel else None,
+    )

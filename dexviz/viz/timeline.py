@@ -1,0 +1,279 @@
+"""The execution timeline: a time-proportional Gantt chart of one run, drawn with matplotlib.
+
+One lane per execution (grouped by Step type or by branch), with segments for the queue, each
+WaitFor attempt, the condition wait, each Execute attempt (failed ones red and hatched), retry
+backoff, and cancellation marks; optional lanes for a token Channel's holdings with any overlap
+drawn in red. The x axis is seconds since the Flow's start. Above ``collapse_above`` executions the
+lanes collapse to one per group. The Figure is built with ``matplotlib.figure.Figure`` (no pyplot
+state); every artist carries a ``gid`` (``lane:<lane>:<style>``, ``holding:<channel>:<holder>``,
+``overlap:<a>:<b>``) so tests and tools can find what was drawn.
+"""
+
+from __future__ import annotations
+
+import functools
+import io
+from collections.abc import Sequence
+from os import PathLike
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from dexviz._optional import require
+from dexviz.analysis.exclusive import ExclusiveReport, Holding, exclusive_sections
+from dexviz.analysis.executions import RunExecutions, RunSource, as_run
+from dexviz.viz._timeline_lanes import STYLES, Lane, build_lanes, legend_handles, pack_rows
+from dexviz.viz.palette import CLOSE_COLORS, OVERLAP_COLOR, STATUS_COLORS, TOKEN_COLOR
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+__all__ = ["save_timeline", "timeline", "timeline_svg"]
+
+_INK = "#2f3a36"
+_BAND = "#f3f6f5"
+_INSTANT_TOKEN = "#7fb0d6"
+# Text stays text in the SVG (smaller, searchable; the viewer supplies the glyphs).
+_SVG_RC = {"svg.hashsalt": "dexviz", "svg.id": "dexviz-timeline", "svg.fonttype": "none"}
+_LANE_IN = 0.26
+_TOP_IN, _BOTTOM_IN = 0.75, 0.85
+
+
+def timeline(
+    source: RunSource,
+    *,
+    group_by: str = "step_type",
+    channel: str | None = None,
+    collapse_above: int = 40,
+    width: float = 11.0,
+    title: str | None = None,
+    run_id: str | None = None,
+) -> Figure:
+    """Draw one run's executions over time and return the matplotlib Figure.
+
+    Args:
+        source: A History (its last run, or ``run_id``) or a run's RunExecutions.
+        group_by: ``"step_type"`` or ``"branch"`` (a fan-out's branches, each chain together).
+        channel: A token Channel whose holdings get their own lanes (overlaps in red).
+        collapse_above: With more executions than this, draw one lane per group instead.
+        width: Figure width in inches (the height follows the number of lanes).
+        title: The title; by default the Flow type, run and (with ``channel``) the verdict.
+        run_id: The run to draw when ``source`` is a History.
+
+    Raises:
+        MissingExtraError: matplotlib is not installed (``pip install "dexviz[plot]"``).
+        ValueError: an unknown ``group_by``, or a ``channel`` the Flow does not declare.
+    """
+    figure_module = require("matplotlib.figure", "plot")
+    run = as_run(source, run_id)
+    report = exclusive_sections(run, channel) if channel else None
+    lanes = build_lanes(run, group_by, collapse_above)
+    rows = pack_rows(report.intervals) if report else []
+    height = _TOP_IN + _BOTTOM_IN + _LANE_IN * (len(lanes) + len(rows) + 0.5)
+    figure: Figure = _figure_class(figure_module)(figsize=(width, height))
+    ax = figure.add_subplot()
+    _place_axes(figure, lanes, report, width, height)
+    scale = _Scale(run, width)
+    _draw_lanes(ax, lanes, len(rows) + (1 if rows else 0), scale)
+    if report is not None:
+        _draw_holdings(ax, report, rows, scale)
+    _decorate(figure, ax, run, lanes, rows, report, scale, title)
+    return figure
+
+
+@functools.cache
+def _figure_class(figure_module: Any) -> type[Figure]:
+    """A Figure subclass that shows itself in a notebook even when pyplot was never imported.
+
+    The notebook's inline backend registers its PNG formatter only when pyplot loads; a
+    registered formatter still takes precedence over this ``_repr_png_``.
+    """
+
+    class TimelineFigure(figure_module.Figure):  # type: ignore[misc]
+        """A timeline Figure with a PNG representation for notebooks."""
+
+        def _repr_png_(self) -> bytes:
+            buffer = io.BytesIO()
+            self.savefig(buffer, format="png", dpi=100)
+            return buffer.getvalue()
+
+    return TimelineFigure
+
+
+def _place_axes(figure: Figure, lanes: Sequence[Lane], report: ExclusiveReport | None,
+                width: float, height: float) -> None:
+    """Margins from the longest lane label (a fixed layout: no constrained-layout pass)."""
+    labels = [lane.label for lane in lanes] + ([f"{report.channel} holder (2)"] if report else [])
+    label_in = max((len(text) for text in labels), default=10) * 7.5 * 0.6 / 72 + 0.25
+    figure.subplots_adjust(left=min(label_in / width, 0.45), right=0.985,
+                           top=1 - _TOP_IN / height, bottom=_BOTTOM_IN / height)
+
+
+class _Scale:
+    """Converts engine ns to seconds since the run's start and estimates bar widths in points."""
+
+    def __init__(self, run: RunExecutions, width_in: float) -> None:
+        self.start_ns = run.start_ns
+        self.end_s = max((run.end_ns - run.start_ns) / 1e9, 1e-9)
+        self.points_per_s = (width_in * 0.75 * 72) / self.end_s
+
+    def s(self, time_ns: int) -> float:
+        """Seconds since the run's start."""
+        return (time_ns - self.start_ns) / 1e9
+
+
+def _draw_lanes(ax: Axes, lanes: Sequence[Lane], offset: int, scale: _Scale) -> None:
+    for index, lane in enumerate(lanes):
+        y = offset + index
+        for style, spans in lane.by_style().items():
+            look = STYLES[style]
+            height = look.height
+            ax.broken_barh(
+                [(scale.s(a), (b - a) / 1e9) for a, b in spans], (y - height / 2, height),
+                facecolors=look.color, edgecolors=look.edge, linewidths=0.6, hatch=look.hatch,
+                alpha=0.55 if lane.collapsed else 1.0, gid=f"lane:{lane.label}:{style}",
+                zorder=look.zorder,
+            )
+            instants = [scale.s(a) for a, b in spans if b == a and style != "queued"]
+            if instants:
+                ax.scatter(instants, [y] * len(instants), marker="|", s=110, linewidths=2.2,
+                           color=look.color, zorder=look.zorder + 3,
+                           gid=f"instant:{lane.label}:{style}")
+        if lane.canceled_ns:
+            ax.scatter([scale.s(t) for t in lane.canceled_ns], [y] * len(lane.canceled_ns),
+                       marker="x", s=40, linewidths=1.5, color=STATUS_COLORS["Canceled"][0],
+                       zorder=6, gid=f"canceled:{lane.label}")
+
+
+def _holding_texts(holdings: Sequence[Holding], scale: _Scale) -> dict[str, str]:
+    """Bar captions: every holder's full id when all fit, else every holder's number."""
+    def fits(text: str, holding: Holding) -> bool:
+        return len(text) * 4.2 + 6 <= holding.duration_ns / 1e9 * scale.points_per_s
+
+    if all(fits(h.holder, h) for h in holdings):
+        return {h.holder: h.holder for h in holdings}
+    short = {h.holder: h.holder.rsplit("-", 1)[-1] for h in holdings}
+    return {holder: text for holder, text in short.items()
+            if any(fits(text, h) for h in holdings if h.holder == holder)}
+
+
+def _draw_holdings(
+    ax: Axes, report: ExclusiveReport, rows: Sequence[Sequence[Holding]], scale: _Scale
+) -> None:
+    row_of: dict[str, int] = {}
+    texts = _holding_texts(report.intervals, scale)
+    for y, row in enumerate(rows):
+        for holding in row:
+            row_of[holding.holder] = y
+            start = scale.s(holding.start_ns)
+            ax.broken_barh([(start, holding.duration_ns / 1e9)], (y - 0.35, 0.7),
+                           facecolors=TOKEN_COLOR, edgecolors="white", linewidths=0.8,
+                           gid=f"holding:{report.channel}:{holding.holder}", zorder=3)
+            if holding.duration_ns == 0:
+                ax.scatter([start], [y], marker="D", s=28, color=_INSTANT_TOKEN,
+                           edgecolors="white", linewidths=0.8, zorder=7,
+                           gid=f"instant:holding:{holding.holder}")
+            if holding.holder in texts:
+                ax.text(start + holding.duration_ns / 2e9, y, texts[holding.holder],
+                        ha="center", va="center", fontsize=6.5, color="white", zorder=7)
+    for overlap in report.overlaps:
+        ys = [row_of[overlap.first.holder], row_of[overlap.second.holder]]
+        ax.broken_barh([(scale.s(overlap.start_ns), (overlap.end_ns - overlap.start_ns) / 1e9)],
+                       (min(ys) - 0.45, max(ys) - min(ys) + 0.9), facecolors=OVERLAP_COLOR,
+                       alpha=0.45, hatch="xx", edgecolors=OVERLAP_COLOR, zorder=6,
+                       gid=f"overlap:{overlap.first.holder}:{overlap.second.holder}")
+
+
+def _label_color(lane: Lane) -> str:
+    if lane.status in ("Failed", "Canceled", "Pending", "Waiting", "Active"):
+        return STATUS_COLORS[lane.status][0]
+    return _INK
+
+
+def _y_axis(ax: Axes, lanes: Sequence[Lane], rows: Sequence[Any], channel: str | None) -> None:
+    offset = len(rows) + (1 if rows else 0)
+    labels = [f"{channel} holder" + (f" ({i + 1})" if i else "") for i in range(len(rows))]
+    ticks = list(range(len(rows)))
+    if rows:
+        ax.axhline(len(rows), color="#9aa5a1", linewidth=0.8)
+    ticks += [offset + i for i in range(len(lanes))]
+    labels += [lane.label for lane in lanes]
+    ax.set_yticks(ticks, labels=labels, fontsize=7.5)
+    colors = [TOKEN_COLOR] * len(rows) + [_label_color(lane) for lane in lanes]
+    for tick, color in zip(ax.get_yticklabels(), colors, strict=True):
+        tick.set_color(color)
+    ax.set_ylim(offset + len(lanes) - 0.5, -0.5 if rows else offset - 0.5)
+    _bands(ax, lanes, offset)
+
+
+def _bands(ax: Axes, lanes: Sequence[Lane], offset: int) -> None:
+    start, shade = 0, False
+    for index in range(1, len(lanes) + 1):
+        if index == len(lanes) or lanes[index].group != lanes[start].group:
+            if shade:
+                ax.axhspan(offset + start - 0.5, offset + index - 0.5, color=_BAND, zorder=0,
+                           linewidth=0)
+            start, shade = index, not shade
+
+
+def _title(run: RunExecutions, report: ExclusiveReport | None, lanes: Sequence[Lane]) -> str:
+    status = run.close.status if run.close else "RUNNING"
+    text = f"{run.flow_type or run.flow_id} · run {run.run_id} · {len(run)} executions · {status}"
+    if report is not None:
+        verdict = "no two holders overlap" if report.ok else (
+            f"{len(report.overlaps)} OVERLAP(S)")
+        text += f"\n{report.channel}: {len(report.intervals)} holdings, {verdict}"
+    if lanes and lanes[0].collapsed:
+        text += " · lanes collapsed"
+    return text
+
+
+def _decorate(figure: Figure, ax: Axes, run: RunExecutions, lanes: Sequence[Lane],
+              rows: Sequence[Any], report: ExclusiveReport | None, scale: _Scale,
+              title: str | None) -> None:
+    _y_axis(ax, lanes, rows, report.channel if report else None)
+    ax.set_xlim(-0.01 * scale.end_s, scale.end_s * 1.02)
+    ax.set_xlabel("seconds since Flow start", fontsize=8.5)
+    ax.tick_params(axis="x", labelsize=8)
+    ax.grid(axis="x", color="#e3e8e6", linewidth=0.6)
+    ax.set_axisbelow(True)
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)
+    if run.close is not None:
+        color = CLOSE_COLORS.get(run.close.status, (_INK, ""))[0]
+        ax.axvline(scale.s(run.close.time_ns), color=color, linestyle="--", linewidth=1,
+                   gid="flow-close")
+    ax.set_title(title if title is not None else _title(run, report, lanes), fontsize=10,
+                 loc="left", color=_INK)
+    handles = legend_handles(lanes, report)
+    figure.legend(handles=handles, loc="lower center", ncols=min(len(handles), 6),
+                  frameon=False, fontsize=7.5)
+
+
+def timeline_svg(figure: Figure) -> str:
+    """The Figure as SVG text, byte-identical for identical figures (fixed ids, no date)."""
+    mpl = require("matplotlib", "plot")
+    buffer = io.StringIO()
+    with mpl.rc_context(_SVG_RC):
+        figure.savefig(buffer, format="svg", metadata={"Date": None})
+    return buffer.getvalue()
+
+
+def save_timeline(figure: Figure, path: str | PathLike[str]) -> Path:
+    """Write the Figure to ``path`` (``.svg`` deterministic; ``.png``/``.pdf`` by matplotlib).
+
+    Raises:
+        ValueError: the suffix is not ``.svg``, ``.png`` or ``.pdf``.
+    """
+    target = Path(path)
+    suffix = target.suffix.lower()
+    if suffix == ".svg":
+        target.write_text(timeline_svg(figure), encoding="utf-8")
+    elif suffix in (".png", ".pdf"):
+        mpl = require("matplotlib", "plot")
+        with mpl.rc_context(_SVG_RC):
+            figure.savefig(target, dpi=150, metadata={"Creator": None, "Software": None}
+                           if suffix == ".png" else {"CreationDate": None})
+    else:
+        raise ValueError(f"cannot save {target.name!r}: use a .svg, .png or .pdf suffix")
+    return target

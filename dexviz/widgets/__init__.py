@@ -1,0 +1,10 @@
+"""The notebook debugger: step through a Flow's execution (``Debugger``).
+
+The model (cursor, state, engine driving) and the static snapshot need only the core; the
+widget needs ipywidgets (``pip install "dexviz[notebook]"``) and the graphs need Graphviz.
+"""
+
+from dexviz.widgets.debugger import GRAPH_KINDS, Debugger, GraphUnavailable
+from dexviz.widgets.model import CursorState, DebuggerModel
+
+__all__ = ["GRAPH_KINDS", "CursorState", "Debugger", "DebuggerModel", "GraphUnavailable"]

@@ -1,0 +1,180 @@
+"""``Debugger``: step through a Flow's execution in a notebook, as an API, a widget or HTML.
+
+>>> run = dexviz.simulate(ContractEditFlow(), sample_edits(4))      # doctest: +SKIP
+>>> dbg = Debugger(run.history, token_channel="contractEditToken")  # doctest: +SKIP
+>>> dbg.jump(kind="MessageConsumed"); dbg.state.holder_of("contractEditToken")  # doctest: +SKIP
+>>> dbg                      # in a notebook: the widget (or the static snapshot)  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from os import PathLike
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from dexviz.engine import Engine, SimulationRun
+from dexviz.history import History
+from dexviz.widgets.graphs import GraphUnavailable
+from dexviz.widgets.model import DebuggerModel
+
+if TYPE_CHECKING:
+    from dexviz.widgets.timeline_cursor import TimelinePicture
+    from dexviz.widgets.view import DebuggerView
+
+__all__ = ["GRAPH_KINDS", "Debugger", "GraphUnavailable"]
+
+GRAPH_KINDS: tuple[str, ...] = ("lineage", "definition")
+"""The graphs the debugger can draw: the run's lineage graph and the Flow's definition graph."""
+
+_WIDGET = "application/vnd.jupyter.widget-view+json"
+
+
+class Debugger(DebuggerModel):
+    """Step through one Flow's execution: replay a History, or drive a simulation Engine.
+
+    The model API (``next``, ``prev``, ``seek``, ``jump``, ``state``, ``continue_``,
+    ``run_to``, and for an Engine ``step``, ``fail_next``, ``cancel``) works without
+    ipywidgets; ``widget`` binds controls to it, ``snapshot()`` draws static HTML, and a
+    notebook displays the widget (or the snapshot when ipywidgets is missing).
+
+    Args:
+        source: A History, a SimulationRun (its history), or a simulation-mode Engine in
+            which the Flow was started (live: new events extend the history).
+        flow_id: The Flow to follow when the Engine runs several.
+        flow_source: The Flow's source file, module or class, for the definition graph
+            (default: the source file recorded in the history, when it exists).
+        collapse_at: ``"auto"`` collapses same-type siblings of runs with more than 40
+            executions into ``Type ×N`` nodes; None never collapses; an int sets the group size.
+        token_channel: A token Channel whose holdings the timeline draws in their own lanes.
+        graph: The graph shown first, ``"lineage"`` or ``"definition"``.
+
+    Raises:
+        ValueError: an empty history, a live-mode Engine, an unknown Flow or graph.
+        TypeError: ``source`` is not a History, SimulationRun or Engine.
+    """
+
+    def __init__(self, source: History | SimulationRun | Engine, *, flow_id: str | None = None,
+                 flow_source: object | None = None, collapse_at: int | str | None = "auto",
+                 token_channel: str | None = None, graph: str = "lineage") -> None:
+        super().__init__(source, flow_id=flow_id, flow_source=flow_source,
+                         collapse_at=collapse_at, token_channel=token_channel)
+        self._graph = _check_graph(graph)
+        self._view: DebuggerView | None = None
+
+    @property
+    def graph(self) -> str:
+        """The graph drawn by the widget and the snapshot (``lineage`` or ``definition``)."""
+        return self._graph
+
+    @graph.setter
+    def graph(self, kind: str) -> None:
+        self._graph = _check_graph(kind)
+        self._moved(self.index)
+
+    # ---------------------------------------------------------------- pictures
+    def graph_classes(self, kind: str | None = None) -> dict[str, str]:
+        """The highlight classes added to SVG groups at the cursor: ``{svg id: classes}``.
+
+        Needs no Graphviz: tests and tools can ask what is highlighted without rendering.
+        """
+        marks = self.state.marks()
+        if _check_graph(kind or self._graph) == "lineage":
+            return self.pictures.lineage_classes(self.event.run_id, marks)
+        from dexviz.widgets.highlight import definition_classes
+
+        return definition_classes(marks, self.index_.executions)
+
+    def highlighted(self, kind: str | None = None) -> tuple[str, ...]:
+        """The SVG ids of the nodes marked ``dx-selected`` at the cursor."""
+        return tuple(i for i, c in self.graph_classes(kind).items()
+                     if "dx-selected" in c.split())
+
+    def graph_svg(self, kind: str | None = None) -> str:
+        """The graph as inline SVG with the cursor's executions highlighted.
+
+        Raises:
+            GraphUnavailable: Graphviz is missing, or (definition) no Flow source is known.
+        """
+        marks = self.state.marks()
+        if _check_graph(kind or self._graph) == "lineage":
+            return self.pictures.lineage_svg(self.event.run_id, marks)
+        return self.pictures.definition_svg(marks)
+
+    def timeline(self) -> TimelinePicture:
+        """The cursor run's timeline picture (SVG and its time axis), drawn once per shape.
+
+        Raises:
+            GraphUnavailable: matplotlib is missing.
+        """
+        return self.pictures.timeline(self.event.run_id)
+
+    def timeline_cursor(self) -> str:
+        """The CSS placing the timeline's cursor at the selected event's time.
+
+        Raises:
+            GraphUnavailable: matplotlib is missing.
+        """
+        return self.timeline().cursor_css(self.event.time_ns)
+
+    # ---------------------------------------------------------------- outputs
+    def snapshot(self, path: str | PathLike[str] | None = None) -> str:
+        """A static HTML document: the highlighted SVG graph, the panels and the timeline.
+
+        Args:
+            path: Also write the document there.
+        """
+        from dexviz.widgets.snapshot import snapshot_html
+
+        html = snapshot_html(self)
+        if path is not None:
+            Path(path).write_text(html, encoding="utf-8")
+        return html
+
+    @property
+    def widget(self) -> Any:
+        """The ipywidgets container bound to this debugger (built on first use).
+
+        Raises:
+            MissingExtraError: ipywidgets is not installed (``pip install "dexviz[notebook]"``).
+        """
+        if self._view is None:
+            from dexviz.widgets.view import DebuggerView
+
+            self._view = DebuggerView(self)
+        return self._view.root
+
+    @property
+    def view(self) -> DebuggerView:
+        """The widget binding (its controls and panels), built on first use."""
+        self.widget  # noqa: B018 - builds the view
+        assert self._view is not None
+        return self._view
+
+    def _repr_mimebundle_(self, include: Iterable[str] | None = None,
+                          exclude: Iterable[str] | None = None, **kwargs: Any) -> dict[str, Any]:
+        """Notebook display: the widget when ipywidgets is available, else the snapshot HTML."""
+        try:
+            root = self.widget
+        except ImportError:
+            root = None
+        if root is not None:
+            bundle = root._repr_mimebundle_(include=include, exclude=exclude, **kwargs)
+            if isinstance(bundle, dict) and _WIDGET in bundle:
+                bundle["text/plain"] = repr(self)
+                return bundle
+        from dexviz.widgets.snapshot import snapshot_html
+
+        return {"text/html": snapshot_html(self, document=False), "text/plain": repr(self)}
+
+    def __repr__(self) -> str:
+        event = self.event
+        return (f"Debugger(flow_id={self.flow_id!r}, mode={self.mode!r}, "
+                f"event={self.index + 1}/{len(self)}, at={event.describe()!r})")
+
+
+def _check_graph(kind: str) -> str:
+    if kind not in GRAPH_KINDS:
+        raise ValueError(f"graph must be one of {list(GRAPH_KINDS)}, got {kind!r}")
+    return kind
+

@@ -1,0 +1,181 @@
+"""The debugger's pictures: the lineage and definition graphs and the timeline, at the cursor.
+
+Each picture is built once per shape (per run and history length for the lineage graph and the
+timeline, once for the definition graph) and then only re-marked per step. A picture that
+cannot be drawn (no Graphviz, no matplotlib, no Flow source) gives a reason instead of an
+exception, so the other panels keep working.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from dexviz.analysis.executions import RunExecutions, build_executions
+from dexviz.analysis.lineage import LineageGraph, lineage_graph
+from dexviz.history import History
+from dexviz.widgets._index import HistoryIndex
+from dexviz.widgets.highlight import (
+    CursorMarks,
+    LineageLayout,
+    SvgCache,
+    definition_classes,
+    lineage_classes,
+)
+from dexviz.widgets.timeline_cursor import TimelinePicture, timeline_picture
+
+__all__ = ["AUTO_COLLAPSE_ABOVE", "GraphUnavailable", "Pictures", "RunLineage"]
+
+AUTO_COLLAPSE_ABOVE = 40
+"""With ``collapse_at="auto"``, runs with more executions collapse same-type siblings."""
+
+
+class GraphUnavailable(RuntimeError):
+    """A picture cannot be drawn here; the message says why and what to install."""
+
+
+@dataclass(frozen=True)
+class RunLineage:
+    """One run's execution records, lineage graph, highlight layout and DOT text."""
+
+    run: RunExecutions
+    graph: LineageGraph
+    layout: LineageLayout
+    dot: str
+
+
+def _reason(error: Exception) -> str:
+    return f"{type(error).__name__}: {error}"
+
+
+class Pictures:
+    """Builds, caches and marks the debugger's graphs and timeline.
+
+    Args:
+        history: Returns the history as it is now (it may grow in live mode).
+        index: The history's index (creations, kinds ...).
+        collapse_at: ``"auto"``, None (never collapse) or the group size that collapses.
+        flow_source: The Flow's source for the definition graph (default: the recorded file).
+        token_channel: A Channel whose holdings the timeline draws in their own lanes.
+    """
+
+    def __init__(self, history: Callable[[], History], index: HistoryIndex, *,
+                 collapse_at: int | str | None = "auto", flow_source: object | None = None,
+                 token_channel: str | None = None) -> None:
+        if collapse_at != "auto" and collapse_at is not None and not isinstance(collapse_at, int):
+            raise ValueError(f"collapse_at must be 'auto', None or an int, got {collapse_at!r}")
+        self._history = history
+        self._index = index
+        self.collapse_at = collapse_at
+        self.flow_source = flow_source
+        self.token_channel = token_channel
+        self._svgs = SvgCache()
+        self._runs: dict[tuple[str, int], RunLineage] = {}
+        self._timelines: dict[tuple[str, int], TimelinePicture] = {}
+        self._definition: Any = None
+        self._definition_error: str | None = None
+
+    # ---------------------------------------------------------------- lineage
+    def lineage(self, run_id: str) -> RunLineage:
+        """The run's records, lineage graph, layout and DOT, built once per history length."""
+        from dexviz.viz._lineage_dot import lineage_dot
+
+        key = (run_id, self._index.count)
+        found = self._runs.get(key)
+        if found is None:
+            run = build_executions(self._history(), run_id)
+            graph = lineage_graph(run, collapse_at=self._collapse(len(run)))
+            found = RunLineage(run, graph, LineageLayout.of(graph, self._index),
+                             lineage_dot(graph, rankdir="LR", legend=False))
+            self._runs = {k: v for k, v in self._runs.items() if k[0] != run_id}
+            self._runs[key] = found
+        return found
+
+    def _collapse(self, executions: int) -> int | None:
+        if self.collapse_at == "auto":
+            return 3 if executions > AUTO_COLLAPSE_ABOVE else None
+        return self.collapse_at if isinstance(self.collapse_at, int) else None
+
+    def lineage_classes(self, run_id: str, marks: CursorMarks) -> dict[str, str]:
+        """The extra SVG classes of the lineage graph at the cursor."""
+        return lineage_classes(self.lineage(run_id).layout, marks)
+
+    def lineage_svg(self, run_id: str, marks: CursorMarks) -> str:
+        """The run's lineage graph as SVG, marked at the cursor.
+
+        Raises:
+            GraphUnavailable: Graphviz (program or package) is missing.
+        """
+        lineage = self.lineage(run_id)
+        try:
+            marked = self._svgs.get(lineage.dot)
+        except (ImportError, RuntimeError) as error:
+            raise GraphUnavailable(_reason(error)) from None
+        return marked.with_classes(lineage_classes(lineage.layout, marks))
+
+    # ---------------------------------------------------------------- definition
+    def definition_dot(self) -> str:
+        """The Flow's definition graph as DOT text.
+
+        Raises:
+            GraphUnavailable: no source is known, or it cannot be analysed.
+        """
+        if self._definition is None and self._definition_error is None:
+            self._load_definition()
+        if self._definition_error is not None:
+            raise GraphUnavailable(self._definition_error)
+        return str(self._definition.to_dot())
+
+    def _load_definition(self) -> None:
+        from dexviz.viz.definition_view import definition_graph
+
+        spec = self._history().flow_spec
+        source = self.flow_source
+        recorded = spec.get("source_file")
+        if source is None and isinstance(recorded, str) and Path(recorded).is_file():
+            source = recorded
+        if source is None:
+            self._definition_error = (
+                "the Flow's source is not known (no source file recorded in the history); "
+                "pass flow_source= to Debugger")
+            return
+        qualname = spec.get("qualname")
+        flow = qualname.rsplit(".", 1)[-1] if isinstance(qualname, str) and qualname else None
+        try:
+            self._definition = definition_graph(source, flow)
+        except Exception as error:  # noqa: BLE001 - any analysis failure is shown, not raised
+            self._definition_error = f"cannot analyse the Flow's source: {_reason(error)}"
+
+    def definition_svg(self, marks: CursorMarks) -> str:
+        """The definition graph as SVG with the cursor's Steps and Channels marked.
+
+        Raises:
+            GraphUnavailable: no source, or Graphviz is missing.
+        """
+        dot = self.definition_dot()
+        try:
+            marked = self._svgs.get(dot)
+        except (ImportError, RuntimeError) as error:
+            raise GraphUnavailable(_reason(error)) from None
+        return marked.with_classes(definition_classes(marks, self._index.executions))
+
+    # ---------------------------------------------------------------- timeline
+    def timeline(self, run_id: str) -> TimelinePicture:
+        """The run's timeline picture (drawn once per history length).
+
+        Raises:
+            GraphUnavailable: matplotlib is missing.
+        """
+        key = (run_id, self._index.count)
+        picture = self._timelines.get(key)
+        if picture is None:
+            run = self.lineage(run_id).run
+            try:
+                picture = timeline_picture(run, self.token_channel)
+            except ImportError as error:
+                raise GraphUnavailable(_reason(error)) from None
+            self._timelines = {k: v for k, v in self._timelines.items() if k[0] != run_id}
+            self._timelines[key] = picture
+        return picture

@@ -1,0 +1,89 @@
+"""Static HTML of the debugger at its cursor: the highlighted graph, the panels and the timeline.
+
+For places where widgets cannot render (nbconvert, GitHub, a broken front end): one
+self-contained document (or a fragment for a notebook output) with inline SVG and plain tables,
+no script and nothing fetched from the network.
+"""
+
+from __future__ import annotations
+
+from html import escape
+from typing import TYPE_CHECKING
+
+from dexviz.widgets.graphs import GraphUnavailable
+from dexviz.widgets.panels import (
+    active_table,
+    attributes_table,
+    channel_table,
+    event_detail,
+    event_list,
+    heading,
+)
+from dexviz.widgets.theme import CSS, LEGEND
+
+if TYPE_CHECKING:
+    from dexviz.widgets.debugger import Debugger
+
+__all__ = ["graph_html", "heading_html", "panels_html", "snapshot_html", "timeline_html"]
+
+
+def heading_html(debugger: Debugger) -> str:
+    """The position line: event n / N, time since the run's start, the event, the status."""
+    event = debugger.event
+    status = debugger.state.closed or "RUNNING"
+    if debugger.live:
+        status += " · live"
+    return heading(debugger.index, len(debugger), event, debugger.index_.seconds(event), status)
+
+
+def graph_html(debugger: Debugger, kind: str | None = None, zoom: str = "fit") -> str:
+    """The graph's SVG marked at the cursor, or a hint saying why it cannot be drawn.
+
+    Args:
+        debugger: The debugger to draw.
+        kind: ``lineage`` or ``definition`` (default: the debugger's choice).
+        zoom: ``fit`` scales the picture to the panel; ``full`` keeps its natural size.
+    """
+    box = f'<div class="dx-graph dx-zoom-{escape(zoom)}">'
+    try:
+        return f"{box}{debugger.graph_svg(kind)}</div>"
+    except GraphUnavailable as error:
+        return f'{box}<p class="dx-hint">{escape(str(error))}</p></div>'
+
+
+def timeline_html(debugger: Debugger) -> str:
+    """The timeline with its cursor at the selected event, or a hint why it cannot be drawn."""
+    try:
+        picture = debugger.timeline()
+        return f'<div class="dx-timeline">{picture.html(debugger.timeline_cursor())}</div>'
+    except GraphUnavailable as error:
+        return f'<div class="dx-timeline"><p class="dx-hint">{escape(str(error))}</p></div>'
+
+
+def panels_html(debugger: Debugger, *, events: bool = True) -> str:
+    """Every panel at the cursor: event detail, Channels, Attributes, active executions."""
+    state = debugger.state
+    parts = [event_detail(state.event, debugger.index_), channel_table(state),
+             attributes_table(state), active_table(state)]
+    if events:
+        parts.append(event_list(debugger.index_.labels, debugger.index))
+    return "".join(parts)
+
+
+def snapshot_html(debugger: Debugger, *, document: bool = True) -> str:
+    """The debugger at its cursor as static HTML.
+
+    Args:
+        debugger: The debugger to draw.
+        document: A complete ``<!DOCTYPE html>`` page (True) or a fragment with its own
+            ``<style>`` for a notebook output (False).
+    """
+    body = (f'<div class="dexviz-debugger dx-static">{heading_html(debugger)}'
+            f'<div class="dx-main"><div class="dx-left">{graph_html(debugger)}{LEGEND}</div>'
+            f'<div class="dx-right">{panels_html(debugger)}</div></div>'
+            f"{timeline_html(debugger)}</div>")
+    if not document:
+        return f"<style>{CSS}</style>{body}"
+    title = escape(f"dexviz debugger · {debugger.flow_id} · event {debugger.index + 1}")
+    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{title}'
+            f"</title><style>{CSS}</style></head><body>{body}</body></html>\n")

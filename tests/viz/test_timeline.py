@@ -1,0 +1,123 @@
+"""The timeline Figure, checked through its artists (positions, not just a file)."""
+
+from __future__ import annotations
+
+import pytest
+
+from dexviz.analysis.exclusive import exclusive_sections
+from dexviz.viz.timeline import save_timeline, timeline, timeline_svg
+from tests.analysis.factory import (
+    TOKEN,
+    canceled_holder_history,
+    contract_edit_history,
+    overlapping_token_history,
+)
+from tests.analysis.runs import contract_edit_run
+
+pytest.importorskip("matplotlib")
+
+
+def _boxes(figure, prefix):
+    """``gid -> [(x0, x1, y0, y1)]`` for every collection whose gid starts with ``prefix``."""
+    found = {}
+    for collection in figure.axes[0].collections:
+        gid = collection.get_gid() or ""
+        if gid.startswith(prefix):
+            found[gid] = [
+                (p.vertices[:, 0].min(), p.vertices[:, 0].max(),
+                 p.vertices[:, 1].min(), p.vertices[:, 1].max())
+                for p in collection.get_paths()
+            ]
+    return found
+
+
+def _assert_one_bar_per_reviewer_without_overlap(history):
+    figure = timeline(history, channel=TOKEN)
+    bars = _boxes(figure, f"holding:{TOKEN}:")
+    assert sorted(bars) == [f"holding:{TOKEN}:EnterContractEdit-{n}" for n in range(1, 9)]
+    assert all(len(boxes) == 1 for boxes in bars.values())
+    spans = sorted(boxes[0] for boxes in bars.values())
+    for (_, end, _, _), (start, _, _, _) in zip(spans, spans[1:], strict=False):
+        assert start >= end - 1e-9, f"holding bars overlap: {spans}"
+    assert len({(y0, y1) for _, _, y0, y1 in spans}) == 1  # all fit in one lane
+    report = exclusive_sections(history, TOKEN)
+    expected = sorted(((h.start_ns - report.start_ns) / 1e9, (h.end_ns - report.start_ns) / 1e9)
+                      for h in report.intervals)
+    assert [x for x0, x1, _, _ in spans for x in (x0, x1)] == pytest.approx(
+        [x for span in expected for x in span])
+    assert not _boxes(figure, "overlap:")
+
+
+def test_hand_made_run_has_one_holding_bar_per_reviewer_none_overlapping():
+    _assert_one_bar_per_reviewer_without_overlap(contract_edit_history(order=[3, 1, 8, 2, 7, 4,
+                                                                              6, 5]))
+
+
+@pytest.mark.parametrize("seed", [0, 1, 7])
+def test_simulated_run_has_one_holding_bar_per_reviewer_none_overlapping(seed):
+    _assert_one_bar_per_reviewer_without_overlap(contract_edit_run(seed))
+
+
+def test_overlapping_holders_get_a_second_lane_and_a_red_overlap():
+    figure = timeline(overlapping_token_history(), channel=TOKEN)
+    bars = _boxes(figure, f"holding:{TOKEN}:")
+    rows = {gid.rsplit(":", 1)[1]: boxes[0][2] for gid, boxes in bars.items()}
+    assert rows["EnterContractEdit-1"] != rows["EnterContractEdit-2"]
+    ((x0, x1, _, _),) = _boxes(figure, "overlap:")[
+        "overlap:EnterContractEdit-1:EnterContractEdit-2"]
+    assert (x0, x1) == pytest.approx((0.0, 4.0))
+    assert "1 OVERLAP(S)" in figure.axes[0].get_title(loc="left")
+
+
+def test_failed_attempts_backoff_and_waits_are_drawn_where_they_happened():
+    figure = timeline(contract_edit_history())
+    failed = _boxes(figure, "lane:SaveContractEdit-3:failed")["lane:SaveContractEdit-3:failed"]
+    assert [x for x0, x1, _, _ in failed for x in (x0, x1)] == pytest.approx([11, 13, 14, 16])
+    backoff = _boxes(figure, "lane:SaveContractEdit-3:backoff")
+    assert [(b[0], b[1]) for b in backoff["lane:SaveContractEdit-3:backoff"]] == [(13.0, 14.0)]
+    waiting = _boxes(figure, "lane:EnterContractEdit-5:waiting")
+    assert waiting["lane:EnterContractEdit-5:waiting"][0][:2] == pytest.approx((0.0, 16.0))
+    labels = [t.get_text() for t in figure.axes[0].get_yticklabels()]
+    assert labels[0] == "StartContractEdits-1" and len(labels) == 25
+
+
+def test_cancellations_are_marked_on_their_lane():
+    figure = timeline(canceled_holder_history(), channel=TOKEN)
+    marks = [c for c in figure.axes[0].collections
+             if c.get_gid() == "canceled:EnterContractEdit-1"]
+    (offsets,) = [m.get_offsets() for m in marks]
+    assert offsets[0][0] == pytest.approx(1.0)
+    canceled = _boxes(figure, "lane:EnterContractEdit-1:canceled")
+    assert canceled["lane:EnterContractEdit-1:canceled"][0][:2] == pytest.approx((0.0, 1.0))
+
+
+def test_lanes_collapse_above_the_threshold_and_group_by_branch():
+    figure = timeline(contract_edit_history(), collapse_above=10)
+    labels = [t.get_text() for t in figure.axes[0].get_yticklabels()]
+    assert "EnterContractEdit ×8" in labels and len(labels) == 6
+    branches = timeline(contract_edit_history(), group_by="branch", collapse_above=10)
+    labels = [t.get_text() for t in branches.axes[0].get_yticklabels()]
+    assert "EnterContractEdit-4 +3" in labels
+
+
+def test_svg_export_is_deterministic(tmp_path):
+    first = timeline_svg(timeline(contract_edit_history(), channel=TOKEN))
+    second = timeline_svg(timeline(contract_edit_history(), channel=TOKEN))
+    assert first == second
+    assert "<dc:date>" not in first and 'id="dexviz-timeline"' in first
+    path = save_timeline(timeline(contract_edit_history(), channel=TOKEN), tmp_path / "t.svg")
+    assert path.read_text(encoding="utf-8") == first
+
+
+def test_bad_options_are_named(tmp_path):
+    with pytest.raises(ValueError, match="no Channel 'nope'"):
+        timeline(contract_edit_history(), channel="nope")
+    with pytest.raises(ValueError, match="unknown group_by: 'x'"):
+        timeline(contract_edit_history(), group_by="x")
+    with pytest.raises(ValueError, match="use a .svg, .png or .pdf suffix"):
+        save_timeline(timeline(contract_edit_history()), tmp_path / "t.gif")
+
+
+def test_the_figure_shows_itself_in_a_notebook_without_pyplot():
+    figure = timeline(contract_edit_history())
+    assert figure._repr_png_().startswith(b"\x89PNG")

@@ -1,0 +1,189 @@
+"""A real browser drives the debugger widget in JupyterLab (ecosystem-notes §4).
+
+JupyterLab (already in the ``notebook`` extra, so nothing else to install, and the front end
+people actually use) serves a copy of ``debugger_browser.ipynb`` on 127.0.0.1 with a free port
+and a token; Debian's Chromium, driven by Playwright (never ``playwright install``), opens it,
+runs every cell, clicks Next three times and checks that the node highlighted in the lineage
+graph's SVG changed. Skipped (by tests/conftest.py) where Chromium or playwright is missing.
+Set ``DEXVIZ_SCREENSHOTS=<dir>`` to keep the screenshots.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.notebook]
+
+NOTEBOOK = Path(__file__).with_name("debugger_browser.ipynb")
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--disable-quic"]
+START_TIMEOUT_S = 90
+RUN_TIMEOUT_MS = 180_000
+SELECTED = ".dexviz-debugger g.node.dx-selected"
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _get(url: str) -> int:
+    try:
+        with urllib.request.urlopen(url, timeout=5) as response:  # noqa: S310 - 127.0.0.1 only
+            return int(response.status)
+    except (urllib.error.URLError, OSError):
+        return 0
+
+
+def _request(url: str, method: str) -> None:
+    try:
+        urllib.request.urlopen(urllib.request.Request(url, method=method), timeout=10)  # noqa: S310
+    except (urllib.error.URLError, OSError):
+        pass
+
+
+class Lab:
+    """A JupyterLab server started for one test, and how to reach it."""
+
+    def __init__(self, root: Path) -> None:
+        self.port = _free_port()
+        self.token = secrets.token_hex(16)
+        self.base = f"http://127.0.0.1:{self.port}"
+        env = {**os.environ, "JUPYTERLAB_SETTINGS_DIR": str(root / ".settings"),
+               "JUPYTERLAB_WORKSPACES_DIR": str(root / ".workspaces"),
+               "JUPYTER_RUNTIME_DIR": str(root / ".runtime"), "PYTHONUNBUFFERED": "1"}
+        self.log = (root / "jupyterlab.log").open("w")
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "jupyter", "lab", "--no-browser",
+             "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={self.port}",
+             "--ServerApp.port_retries=0", f"--IdentityProvider.token={self.token}",
+             f"--ServerApp.root_dir={root}", "--LabApp.expose_app_in_browser=True",
+             "--ServerApp.allow_root=True", "--LabApp.news_url=None",
+             "--LabApp.extension_manager=readonly",
+             "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"],
+            cwd=root, env=env, stdout=self.log, stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL)
+
+    def url(self, path: str) -> str:
+        """An URL on the server, with the token."""
+        return f"{self.base}{path}?token={self.token}"
+
+    def wait_ready(self) -> None:
+        """Wait until the REST API answers."""
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"JupyterLab exited with {self.process.returncode}; "
+                                   f"see {self.log.name}")
+            if _get(self.url("/api/status")) == 200:
+                return
+            time.sleep(0.5)
+        raise TimeoutError(f"JupyterLab did not answer within {START_TIMEOUT_S} s")
+
+    def stop(self) -> None:
+        """Shut the server (and its kernels) down; kill it if it does not exit."""
+        if self.process.poll() is None:
+            _request(self.url("/api/shutdown"), "POST")
+            try:
+                self.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=10)
+        self.log.close()
+
+
+@pytest.fixture
+def lab(tmp_path: Path) -> Iterator[Lab]:
+    if importlib_missing("jupyterlab") or importlib_missing("ipywidgets"):
+        pytest.skip("jupyterlab and ipywidgets are needed (pip install -e '.[notebook]')")
+    shutil.copy(NOTEBOOK, tmp_path / NOTEBOOK.name)
+    server = Lab(tmp_path)
+    try:
+        server.wait_ready()
+        yield server
+    finally:
+        server.stop()
+
+
+def importlib_missing(name: str) -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec(name) is None
+
+
+def _chromium() -> str:
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        found = shutil.which(name)
+        if found:
+            return found
+    pytest.skip("no Chromium on PATH (apt-get install chromium)")
+
+
+def _shot(page: object, tmp_path: Path, name: str) -> None:
+    folder = Path(os.environ.get("DEXVIZ_SCREENSHOTS", tmp_path))
+    folder.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(folder / name), full_page=True)  # type: ignore[attr-defined]
+
+
+def _open_and_run(page: object, lab: Lab) -> None:
+    page.goto(lab.url(f"/lab/tree/{NOTEBOOK.name}"))  # type: ignore[attr-defined]
+    page.wait_for_selector(".jp-NotebookPanel .jp-Cell", timeout=RUN_TIMEOUT_MS)  # type: ignore[attr-defined]
+    page.wait_for_function(  # type: ignore[attr-defined]
+        "() => window.jupyterapp && window.jupyterapp.shell.currentWidget"
+        " && window.jupyterapp.shell.currentWidget.sessionContext"
+        " && window.jupyterapp.shell.currentWidget.sessionContext.session"
+        " && window.jupyterapp.shell.currentWidget.sessionContext.session.kernel",
+        timeout=RUN_TIMEOUT_MS)
+    page.evaluate(  # type: ignore[attr-defined]
+        "window.jupyterapp.commands.execute('notebook:run-all-cells')")
+    page.wait_for_selector(SELECTED, timeout=RUN_TIMEOUT_MS)  # type: ignore[attr-defined]
+
+
+def test_clicking_next_three_times_moves_the_highlight_in_the_svg(lab: Lab, tmp_path: Path):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=_chromium(), args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1600, "height": 1200})
+        try:
+            _open_and_run(page, lab)
+            selected = page.locator(SELECTED)
+            before = selected.get_attribute("id")
+            readout = page.locator(".dexviz-debugger .widget-readout").first
+            next_button = page.locator(".dexviz-debugger button", has_text="Next")
+            for clicks in range(1, 4):
+                next_button.click()
+                page.wait_for_function(
+                    "([sel, want]) => document.querySelector(sel)?.textContent.trim() === want",
+                    arg=[".dexviz-debugger .widget-readout", str(clicks)], timeout=30_000)
+            page.wait_for_function(
+                "([sel, old]) => document.querySelector(sel)?.id !== old",
+                arg=[SELECTED, before], timeout=30_000)
+            after = selected.get_attribute("id")
+            heading = page.locator(".dexviz-debugger .dx-heading").inner_text()
+            detail = page.locator(".dexviz-debugger .dx-detail").inner_text()
+            _shot(page, tmp_path, "debugger-after-next.png")
+        except Exception:
+            _shot(page, tmp_path, "debugger-failure.png")
+            raise
+        finally:
+            browser.close()
+    assert readout is not None
+    assert before == "exec:__start__"
+    assert after == "exec:StartContractEdits-1"
+    assert "event 4 /" in heading and "StepExecuteCompleted" in heading
+    assert "go_to EnterContractEdit-1" in detail  # the start Step's fan-out decision
