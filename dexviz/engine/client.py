@@ -8,6 +8,7 @@ block the calling thread until a commit makes them true or the wall-clock timeou
 from __future__ import annotations
 
 from collections.abc import Callable
+from concurrent.futures import CancelledError as FutureCancelled
 from concurrent.futures import TimeoutError as FutureTimeout
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -18,7 +19,7 @@ from dexviz.engine.rpc import invoke_rpc
 from dexviz.engine.search import search
 from dexviz.engine.state import Phase
 from dexviz.sdk.attribute_match import AttributeMatch
-from dexviz.sdk.errors import LongPollTimeoutError, WaitHandlerTimeoutError
+from dexviz.sdk.errors import FlowNotActiveError, LongPollTimeoutError, WaitHandlerTimeoutError
 from dexviz.sdk.flow_options import (
     FlowConfig,
     StartFlowOptions,
@@ -84,6 +85,8 @@ class Client:
             except FutureTimeout:
                 future.cancel()
                 return False
+            except FutureCancelled:
+                raise RuntimeError("the engine was closed while this call waited") from None
             return True
         until = None if seconds is None else rt.now() + int(seconds * 1e9)
         with rt.lock:
@@ -144,10 +147,10 @@ class Client:
         options: Any = None,
     ) -> Any:
         """Run an RPC of the registered Flow and return its output (R156)."""
-        del run_id, options
+        del run_id
         if self._closed or self._rt.closed:
             raise RuntimeError("this Client or its engine is closed")
-        return invoke_rpc(self._rt, rpc_method, flow_id, input)
+        return invoke_rpc(self._rt, rpc_method, flow_id, input, options)
 
     def get_attribute(self, flow_id: str, attribute: Any, *instance: Any, run_id: str = "") -> Any:
         """Read an Attribute (also of a closed Flow); None when unset (R158)."""
@@ -213,7 +216,18 @@ class Client:
             ex = self._rt.runs[flow_id].executions.get(target)
             return ex is not None and ex.phase in (Phase.DONE, Phase.CANCELED)
 
-        if not self._wait(finished, timeout):
+        def settled() -> bool:
+            # A closed Flow will never create or finish the execution (R159).
+            return finished() or self._rt.runs[flow_id].status is not FlowStatus.RUNNING
+
+        if self._wait(settled, timeout) and not finished():
+            raise service_error(
+                FlowNotActiveError,
+                f"{target} did not finish before the Flow closed",
+                flow_id=flow_id,
+                operation="wait_for_step_completion",
+            )
+        if not finished():
             raise service_error(
                 WaitHandlerTimeoutError,
                 f"{target} has not finished",
@@ -224,7 +238,7 @@ class Client:
     def wait_for_attribute_match(self, flow_id: str, attribute: Any, *args: Any) -> Any:
         """Wait until the Attribute matches (``[instance,] match, timeout``); return its value."""
         instance, match, timeout = _match_args(attribute, args)
-        operations.active_run(self._rt, flow_id, "wait_for_attribute_match")
+        self._call(lambda: operations.active_run(self._rt, flow_id, "wait_for_attribute_match"))
         key = attribute.physical_name(instance)
         seen: list[Any] = []
 

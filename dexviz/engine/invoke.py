@@ -232,6 +232,15 @@ class Invoker:
                 for c in result.channel_conditions
                 if run.definition.channels.get(c.channel.name) != c.channel
             ]
+            unregistered = [c for c in result.subflows if not _registered(rt, c.flow)]
+            if unregistered:
+                where = self.where(run, ex, "wait_for")
+                error = FlowDefinitionError(
+                    f"{where}: SubFlow.run names {unregistered[0].flow!r}, which is not "
+                    "registered with this engine"
+                )
+                self.fail(run, ex, ctx, error, "invalid_result")
+                return
             if undeclared:
                 error = FlowDefinitionError(
                     f"{self.where(run, ex, 'wait_for')}: Channel {undeclared[0]!r} is not declared "
@@ -325,3 +334,11 @@ def _heartbeat(ex: Execution, value: Any, now_ns: int) -> None:
 def run_locks(runtime: Runtime, run: FlowRun) -> Any:
     """The lock table of ``run``."""
     return runtime.lock_table(run)
+
+
+def _registered(rt: Runtime, flow: Any) -> bool:
+    try:
+        rt.registry.definition(flow)
+    except FlowDefinitionError:
+        return False
+    return True

@@ -55,7 +55,9 @@ def find_rpc(run: FlowRun, method: Any) -> RpcDefinition:
     return found
 
 
-def invoke_rpc(rt: Runtime, method: Any, flow_id: str, input: Any = None) -> Any:
+def invoke_rpc(
+    rt: Runtime, method: Any, flow_id: str, input: Any = None, options: Any = None
+) -> Any:
     """Run an RPC on the current run and return its output (R115-R120, R156).
 
     The handler runs outside the engine's lock, against a snapshot; its effects then commit
@@ -79,7 +81,10 @@ def invoke_rpc(rt: Runtime, method: Any, flow_id: str, input: Any = None) -> Any
                 operation="invoke_rpc",
             )
         owner = f"rpc:{rpc.name}:{next(_INVOCATIONS)}"
-        keys = tuple(lock.physical_name for lock in rpc.options.lock_attributes)
+        # Per-call locks (RPCInvokeOptions) add to the decorator's, without duplicates.
+        extra = getattr(options, "lock_attribute_map_instances", ()) or ()
+        locks = (*rpc.options.lock_attributes, *extra)
+        keys = tuple(dict.fromkeys(lock.physical_name for lock in locks))
         if keys and not rt.lock_table(run).try_acquire(keys, owner):
             raise service_error(
                 RpcLockConflictError,
@@ -88,7 +93,7 @@ def invoke_rpc(rt: Runtime, method: Any, flow_id: str, input: Any = None) -> Any
                 operation="invoke_rpc",
             )
         snapshot = dict(run.attributes)
-        admitted = rpc.is_transactional
+        admitted = rpc.is_transactional or bool(keys)
         run.admitted_rpcs += admitted
     try:
         ctx, result = _call(rt, run, rpc, input, snapshot)

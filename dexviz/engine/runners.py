@@ -120,11 +120,24 @@ class LiveRunner:
         self._pool.shutdown(wait=False, cancel_futures=True)
         for thread in list(getattr(self._pool, "_threads", ())):
             thread.join(timeout)
-        if self._own_loop is not None:
-            loop = self._own_loop
-            for task in asyncio.all_tasks(loop):
-                loop.call_soon_threadsafe(task.cancel)
-            loop.call_soon_threadsafe(loop.stop)
-            if self._loop_thread is not None:
-                self._loop_thread.join(timeout)
+        loop, self._own_loop = self._own_loop, None
+        if loop is None:
+            return
+        try:
+            # Let cancelled handlers finish unwinding before the loop stops.
+            asyncio.run_coroutine_threadsafe(_cancel_tasks(), loop).result(timeout)
+        except Exception:  # noqa: BLE001 - a handler that ignores cancellation is left behind
+            pass
+        loop.call_soon_threadsafe(loop.stop)
+        if self._loop_thread is not None:
+            self._loop_thread.join(timeout)
+        if not loop.is_running():
             loop.close()
+
+
+async def _cancel_tasks() -> None:
+    current = asyncio.current_task()
+    tasks = [t for t in asyncio.all_tasks() if t is not current]
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)

@@ -151,6 +151,8 @@ class Runtime:
 
     def close(self) -> None:
         """Stop a live engine's threads (a simulation has none); later calls are rejected."""
+        if self.closed:
+            return
         self.closed = True
         if isinstance(self.scheduler, LiveScheduler):
             self.scheduler.stop()

@@ -119,7 +119,7 @@ class Starts:
                 "start_execution_id": execution.execution_id if execution else None,
                 "initial_attributes": initial,
                 "continued": False,
-                "mode": "simulation",
+                "mode": "live" if self._rt.live else "simulation",
                 "seed": self._rt.seed,
                 **self._rt.timeouts.start(run, options),
             },

@@ -80,7 +80,13 @@ class FlowTimeouts:
         elif policy is FlowTimeoutPolicy.HANDLER:
             self._run_handler(run)
         else:
-            seconds = (self._rt.now() - run.started_ns) / 1e9
+            options = run.start_options
+            configured = options.timeout if options is not None else None
+            seconds = (
+                configured.total_seconds()
+                if configured
+                else (self._rt.now() - run.started_ns) / 1e9
+            )
             decisions.close(
                 run,
                 FlowStatus.FAILED,
