@@ -104,13 +104,17 @@ class Runtime:
         if unit is None:
             return None
         with self.lock:
+            # A handler that drives the engine (a Client wait inside a Step) nests units.
+            outer = self.recorder.produced
             produced: list[Event] = []
             self.recorder.produced = produced
             try:
                 unit()
                 self.commit()
             finally:
-                self.recorder.produced = None
+                self.recorder.produced = outer
+                if outer is not None:
+                    outer.extend(produced)
             return produced
 
     def commit(self) -> None:

@@ -10,7 +10,12 @@ from dexviz.engine.state import Execution, FlowRun
 from dexviz.sdk.decision import StepDecision
 from dexviz.sdk.definitions import StepDefinition
 from dexviz.sdk.flow import Flow
-from dexviz.sdk.flow_options import FlowTimeoutPolicy, StartFlowOptions, resolve_timeout_policy
+from dexviz.sdk.flow_options import (
+    FlowTimeoutHandlerOptions,
+    FlowTimeoutPolicy,
+    StartFlowOptions,
+    resolve_timeout_policy,
+)
 from dexviz.sdk.options import StepOptions
 from dexviz.sdk.results import FlowErrorType, FlowStatus
 from dexviz.sdk.step import Step
@@ -41,6 +46,26 @@ class _AsyncTimeoutHandlerStep(_TimeoutHandlerStep):
     async def execute(self, context: Any, input: None) -> StepDecision:  # type: ignore[override]
         del input
         return await self._flow.handle_timeout(context)  # type: ignore[misc, no-any-return]
+
+
+def handler_options(options: FlowTimeoutHandlerOptions | None) -> StepOptions:
+    """The timeout handler runs with Execute semantics: map its options onto StepOptions (R138)."""
+    if options is None:
+        return StepOptions()
+    return StepOptions(
+        execute_method_timeout=options.method_timeout,
+        heartbeat_timeout=options.heartbeat_timeout,
+        execute_retry=options.retry,
+        execute_durability=options.durability,
+        execute_lock_attributes=options.lock_attributes,
+        execute_load_attribute_maps=options.load_attribute_maps,
+        execute_load_attribute_map_instances=options.load_attribute_map_instances,
+        execute_load_channels=options.load_channels,
+        execute_load_channel_maps=options.load_channel_maps,
+        execute_load_channel_map_instances=options.load_channel_map_instances,
+        execute_failure_proceed_to=options.failure_proceed_to,
+        execute_failure_options=options.failure_options,
+    )
 
 
 class FlowTimeouts:
@@ -103,7 +128,13 @@ class FlowTimeouts:
             TIMEOUT_STEP_TYPE, step, type(None), False, False, is_async, None
         )
         ex = Execution(
-            run.next_execution_id(TIMEOUT_STEP_TYPE), definition, None, "__start__", StepOptions()
+            run.next_execution_id(TIMEOUT_STEP_TYPE),
+            definition,
+            None,
+            "__start__",
+            handler_options(
+                run.start_options.timeout_handler_options if run.start_options else None
+            ),
         )
         ex.counted = False  # the timeout handler never counts as an active Step (R31)
         run.executions[ex.execution_id] = ex

@@ -11,6 +11,7 @@ from datetime import timedelta
 
 import pytest
 
+import dexviz
 from dexviz import (
     AsyncContext,
     Attribute,
@@ -18,20 +19,26 @@ from dexviz import (
     Context,
     Engine,
     EventKind,
+    Flow,
     FlowAlreadyStartedError,
     FlowDefinitionError,
     FlowErrorType,
     FlowStatus,
+    FlowTimeoutHandlerOptions,
     FlowTimeoutPolicy,
     IdReusePolicy,
+    RetryPolicy,
     StartFlowOptions,
     Step,
     StepDecision,
     StepExecutionId,
+    StepList,
     StopFlowOptions,
     StopType,
+    Timer,
     TimerId,
     Wait,
+    dead_end,
     force_complete,
     force_fail,
     graceful_complete,
@@ -376,3 +383,51 @@ def test_start_options_initial_attributes_must_be_declared(mode: str) -> None:
             client.start_flow(flow, "a", 1, stranger)
         client.start_flow(flow, "b", 1, StartFlowOptions().with_attribute(COUNT, 3))
         assert client.get_attribute("b", COUNT) == 3
+
+
+class _Fallback(Step[None]):
+    """Where an exhausted timeout handler sends the Flow."""
+
+    seen: list[object] = []
+
+    def execute(self, context: Context, input: None) -> StepDecision:
+        error = context.recovery_error
+        _Fallback.seen.append((input, error.detail if error else None))
+        return graceful_complete("recovered")
+
+
+class _Stuck(Step[None]):
+    def wait_for(self, context: Context, input: None) -> Wait:
+        return Wait.until(Timer.by_duration(timedelta(hours=1)))
+
+    def execute(self, context: Context, input: None) -> StepDecision:
+        return dead_end()
+
+
+class _BrokenHandlerFlow(Flow[None]):
+    attempts: list[int] = []
+
+    def get_steps(self) -> StepList[None]:
+        return StepList.start_step(_Stuck()).other_steps(_Fallback())
+
+    def handle_timeout(self, context: Context) -> StepDecision:
+        _BrokenHandlerFlow.attempts.append(context.attempt)
+        raise RuntimeError("handler broke")
+
+
+def test_r138_an_exhausted_timeout_handler_takes_its_failure_route() -> None:
+    _Fallback.seen.clear()
+    _BrokenHandlerFlow.attempts.clear()
+    handler = FlowTimeoutHandlerOptions(
+        retry=RetryPolicy(maximum_attempts=2)
+    ).on_failure_proceed_to(_Fallback)
+    options = StartFlowOptions(
+        timeout=timedelta(seconds=5),
+        timeout_policy=FlowTimeoutPolicy.HANDLER,
+        timeout_handler_options=handler,
+    )
+    run = dexviz.simulate(_BrokenHandlerFlow(), None, options=options)
+    assert _BrokenHandlerFlow.attempts == [1, 2]
+    assert _Fallback.seen == [(None, "handler broke")]
+    assert run.result.status is FlowStatus.COMPLETED
+    assert run.result.completions[0].value == "recovered"
