@@ -90,9 +90,10 @@ def started(
     *,
     seed: int = 0,
     options: StartFlowOptions | None = None,
+    faults: Any = None,
 ) -> Engine:
     """An engine with ``flow`` started as ``flow-1`` (nothing has run yet)."""
-    engine = Engine([flow], seed=seed)
+    engine = Engine([flow], seed=seed, faults=faults)
     engine.client().start_flow(flow, "flow-1", input, options)
     return engine
 

@@ -12,7 +12,7 @@ inside the section (an active EditContract, SaveContractEdit or ReleaseContractE
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from datetime import timedelta
 from typing import Any
 
@@ -23,12 +23,13 @@ from dexviz import (
     Flow,
     FlowState,
     History,
-    PersistenceSchema,
     RetryPolicy,
-    StartFlowOptions,
-    StepList,
     StepOptions,
 )
+from tests.engine.flows_a import AdHocFlow as BFlow
+from tests.engine.flows_a import started
+
+__all__ = ["BFlow", "started"]  # re-exported for the test modules
 
 EPOCH_NS = 1_767_225_600 * 10**9
 """Where virtual time starts in simulation (2026-01-01T00:00:00Z)."""
@@ -47,50 +48,6 @@ def retries(attempts: int, interval_s: int = 1) -> RetryPolicy:
         backoff_coefficient=1.0,
         maximum_attempts=attempts,
     )
-
-
-class BFlow(Flow[Any]):
-    """A Flow assembled from Step instances and persistence definitions, for one test.
-
-    Subclass it to add ``@rpc`` methods.
-    """
-
-    def __init__(
-        self,
-        flow_type: str,
-        start: Any = None,
-        others: Sequence[Any] = (),
-        schema: Sequence[Any] = (),
-    ) -> None:
-        self._flow_type = flow_type
-        self._start = start
-        self._others = tuple(others)
-        self._schema = tuple(schema)
-
-    def get_flow_type(self) -> str:
-        return self._flow_type
-
-    def get_steps(self) -> StepList[Any]:
-        if self._start is None:
-            return StepList.without_start_step(*self._others)
-        return StepList.start_step(self._start).other_steps(*self._others)
-
-    def get_persistence_schema(self) -> PersistenceSchema:
-        return PersistenceSchema.of(*self._schema)
-
-
-def started(
-    flow: Flow[Any],
-    input: Any = None,
-    *,
-    seed: int = 0,
-    options: StartFlowOptions | None = None,
-    faults: Any = None,
-) -> Engine:
-    """An engine with ``flow`` started as ``flow-1`` (nothing has run yet)."""
-    engine = Engine([flow], seed=seed, faults=faults)
-    engine.client().start_flow(flow, "flow-1", input, options)
-    return engine
 
 
 def settled(flow: Flow[Any], input: Any = None, *, seed: int = 0, **kwargs: Any) -> Engine:

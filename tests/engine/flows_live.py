@@ -22,11 +22,10 @@ from dexviz import (
     Event,
     EventKind,
     Flow,
-    PersistenceSchema,
     RetryPolicy,
-    StepList,
     StepOptions,
 )
+from tests.engine.flows_a import AdHocFlow as LFlow  # noqa: F401 - re-exported for the tests
 
 THREAD_PREFIX = "dexviz-"
 """Every thread dexviz starts carries this prefix (engine, handler pool, asyncio loop)."""
@@ -50,36 +49,6 @@ def retries(attempts: int, interval_s: int = 1) -> RetryPolicy:
         backoff_coefficient=1.0,
         maximum_attempts=attempts,
     )
-
-
-class LFlow(Flow[Any]):
-    """A Flow assembled from Step instances and persistence definitions, for one test.
-
-    Subclass it to add ``@rpc`` methods or ``handle_timeout``.
-    """
-
-    def __init__(
-        self,
-        flow_type: str,
-        start: Any = None,
-        others: Sequence[Any] = (),
-        schema: Sequence[Any] = (),
-    ) -> None:
-        self._flow_type = flow_type
-        self._start = start
-        self._others = tuple(others)
-        self._schema = tuple(schema)
-
-    def get_flow_type(self) -> str:
-        return self._flow_type
-
-    def get_steps(self) -> StepList[Any]:
-        if self._start is None:
-            return StepList.without_start_step(*self._others)
-        return StepList.start_step(self._start).other_steps(*self._others)
-
-    def get_persistence_schema(self) -> PersistenceSchema:
-        return PersistenceSchema.of(*self._schema)
 
 
 # -- threads and engines -----------------------------------------------------------------------
