@@ -37,7 +37,8 @@ class History(Sequence[Event]):
     __slots__ = ("_events",)
 
     def __init__(self, events: Iterable[Event] = ()) -> None:
-        self._events: tuple[Event, ...] = tuple(events)
+        # A tuple here; an append-only subclass (the debugger's live history) keeps a list.
+        self._events: Sequence[Event] = tuple(events)
 
     @overload
     def __getitem__(self, index: int) -> Event: ...
@@ -57,10 +58,10 @@ class History(Sequence[Event]):
         return iter(self._events)
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, History) and self._events == other._events
+        return isinstance(other, History) and tuple(self._events) == tuple(other._events)
 
     def __hash__(self) -> int:
-        return hash(self._events)
+        return hash(tuple(self._events))
 
     def __repr__(self) -> str:
         return f"History(flow_id={self.flow_id!r}, events={len(self._events)})"
@@ -68,7 +69,7 @@ class History(Sequence[Event]):
     @property
     def events(self) -> tuple[Event, ...]:
         """The events in order."""
-        return self._events
+        return tuple(self._events)
 
     @property
     def flow_id(self) -> str | None:

@@ -9,9 +9,9 @@ per attempt, just before running it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, overload
+from typing import Any
 
 from dexviz.engine import Engine
 from dexviz.engine.engine import Breakpoint, breakpoint_predicate
@@ -25,41 +25,19 @@ MAX_UNITS = 100_000
 class GrowingHistory(History):
     """An append-only History: the engine's events so far; ``snapshot()`` freezes a copy."""
 
-    __slots__ = ("_growing",)
+    __slots__ = ()
 
     def __init__(self, events: Iterable[Event] = ()) -> None:
         super().__init__(())
-        self._growing: list[Event] = list(events)
-
-    @overload
-    def __getitem__(self, index: int) -> Event: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> History: ...
-
-    def __getitem__(self, index: int | slice) -> Event | History:
-        if isinstance(index, slice):
-            return History(self._growing[index])
-        return self._growing[index]
-
-    def __len__(self) -> int:
-        return len(self._growing)
-
-    def __iter__(self) -> Iterator[Event]:
-        return iter(self._growing)
-
-    @property
-    def events(self) -> tuple[Event, ...]:
-        """The events so far, in order."""
-        return tuple(self._growing)
+        self._events: list[Event] = list(events)
 
     def extend(self, events: Iterable[Event]) -> None:
         """Append events the engine committed after the ones already held."""
-        self._growing.extend(events)
+        self._events.extend(events)
 
     def snapshot(self) -> History:
         """An immutable History of the events so far."""
-        return History(self._growing)
+        return History(self._events)
 
 
 @dataclass(frozen=True)
