@@ -14,14 +14,18 @@ START = "__start__"
 END = "__end__"
 CLIENT = "__client__"
 TIMEOUT_HANDLER = "__timeout_handler__"
-_CLOSING_KINDS = ("GRACEFUL_COMPLETE", "FORCE_COMPLETE", "FORCE_COMPLETE_IF_CHANNELS_EMPTY",
-                  "FORCE_FAIL")
+_CLOSING_KINDS = (
+    "GRACEFUL_COMPLETE",
+    "FORCE_COMPLETE",
+    "FORCE_COMPLETE_IF_CHANNELS_EMPTY",
+    "FORCE_FAIL",
+)
 
 
 def source_label(node_id: str) -> str:
     """The header of a source node, as Dex Web writes it."""
     if node_id.startswith("__rpc/"):
-        return f"RPC · {node_id[len('__rpc/'):]}"
+        return f"RPC · {node_id[len('__rpc/') :]}"
     return {START: "Flow start", CLIENT: "Client publish", TIMEOUT_HANDLER: "Timeout handler"}.get(
         node_id, node_id
     )
@@ -32,17 +36,37 @@ def _next_text(ids: tuple[str, ...], limit: int = 3) -> str:
     by_type: dict[str, list[str]] = {}
     for execution_id in ids:
         by_type.setdefault(execution_id.rsplit("-", 1)[0], []).append(execution_id)
-    parts = [members[0] if len(members) == 1 else f"{step_type} ×{len(members)}"
-             for step_type, members in by_type.items()]
+    parts = [
+        members[0] if len(members) == 1 else f"{step_type} ×{len(members)}"
+        for step_type, members in by_type.items()
+    ]
     shown = ", ".join(parts[:limit])
     return shown + (f" +{len(parts) - limit}" if len(parts) > limit else "")
 
 
 def _wait_labels(execution: Execution) -> str | None:
     wait = execution.wait or {}
-    labels = [str(c.get("label") or c.get("kind")) for c in items(wait, "conditions")
-              if isinstance(c, Mapping)]
-    return " & ".join(labels) if labels else None
+    labels = [
+        str(c.get("label") or c.get("kind"))
+        for c in items(wait, "conditions")
+        if isinstance(c, Mapping)
+    ]
+    if not labels:
+        return None
+    # all_of joins with "&", any_of and any_combination_of with "|" (a group per combination).
+    kind = wait.get("kind")
+    if kind == "ANY_OF":
+        return " | ".join(labels)
+    if kind == "ANY_COMBINATION_OF":
+        groups = [g for g in items(wait, "combinations") if isinstance(g, list)]
+        if groups:
+            return " | ".join(
+                "("
+                + " & ".join(labels[i] for i in g if isinstance(i, int) and i < len(labels))
+                + ")"
+                for g in groups
+            )
+    return " & ".join(labels)
 
 
 def outcome_line(execution: Execution, closed: bool) -> str:
@@ -101,7 +125,7 @@ class LineageBuilder:
         if publisher in self.run:
             return publisher
         if publisher.startswith("rpc:"):
-            return f"__rpc/{publisher[len('rpc:'):]}"
+            return f"__rpc/{publisher[len('rpc:') :]}"
         return TIMEOUT_HANDLER if publisher == "timeout_handler" else CLIENT
 
     def _node(self, key: str) -> str:
@@ -134,25 +158,43 @@ class LineageBuilder:
         closed = self.run.close is not None
         first = self.run[ids[0]]
         if len(ids) == 1 and node_id == ids[0]:
-            return LineageNode(node_id, "step", first.step_type, str(first.status), (node_id,),
-                               detail=_detail(first, closed), has_wait_for=first.has_wait_for)
+            return LineageNode(
+                node_id,
+                "step",
+                first.step_type,
+                str(first.status),
+                (node_id,),
+                detail=_detail(first, closed),
+                has_wait_for=first.has_wait_for,
+            )
         counts = Counter(str(self.run[i].status) for i in ids)
         statuses = tuple((str(s), counts[s]) for s in STATUS_ORDER if counts[s])
         detail = (f"{ids[0]} … {ids[-1]}", " · ".join(f"{n} {s}" for s, n in statuses))
-        return LineageNode(node_id, "group", f"{first.step_type} ×{len(ids)}",
-                           group_status(counts), tuple(ids), statuses, detail,
-                           first.has_wait_for)
+        return LineageNode(
+            node_id,
+            "group",
+            f"{first.step_type} ×{len(ids)}",
+            group_status(counts),
+            tuple(ids),
+            statuses,
+            detail,
+            first.has_wait_for,
+        )
 
     def _lineage_edges(self) -> Iterator[LineageEdge]:
         counts: dict[tuple[str, str, str], int] = {}
         for execution in self.run.values():
             kind = "recovery" if execution.reason == "recovery" else "lineage"
-            key = (self._node(self.parent_of(execution)), self.node_of[execution.execution_id],
-                   kind)
+            key = (
+                self._node(self.parent_of(execution)),
+                self.node_of[execution.execution_id],
+                kind,
+            )
             counts[key] = counts.get(key, 0) + 1
         for (source, target, kind), count in counts.items():
-            yield LineageEdge(source, target, kind, "Execute failure" if kind == "recovery" else "",
-                              count)
+            yield LineageEdge(
+                source, target, kind, "Execute failure" if kind == "recovery" else "", count
+            )
 
     def _message_edges(self) -> Iterator[LineageEdge]:
         publishers: dict[str, str] = {}
@@ -166,8 +208,11 @@ class LineageBuilder:
                 consumer = text(payload, "consumer") or event.execution_id or ""
                 if consumer not in self.run:
                     continue
-                key = (self._node(publishers[message_id]), self.node_of[consumer],
-                       str(payload.get("channel")))
+                key = (
+                    self._node(publishers[message_id]),
+                    self.node_of[consumer],
+                    str(payload.get("channel")),
+                )
                 counts[key] = counts.get(key, 0) + 1
         for (source, target, channel), count in counts.items():
             label = channel if count == 1 else f"{channel} ×{count}"
@@ -183,8 +228,10 @@ class LineageBuilder:
             if label is not None:
                 key = (self.node_of[execution.execution_id], label)
                 counts[key] = counts.get(key, 0) + 1
-        edges = [LineageEdge(n, END, "close", label if c == 1 else f"{label} ×{c}", c)
-                 for (n, label), c in counts.items()]
+        edges = [
+            LineageEdge(n, END, "close", label if c == 1 else f"{label} ×{c}", c)
+            for (n, label), c in counts.items()
+        ]
         detail = [f"status {close.status}"]
         if close.error_type:
             detail.append(f"{close.error_type}: {close.error_message or ''}"[:60])

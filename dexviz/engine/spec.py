@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+from pathlib import Path
 from typing import Any
 
 from dexviz.sdk.definitions import FlowDefinition
@@ -11,10 +12,7 @@ from dexviz.sdk.definitions import FlowDefinition
 def flow_spec(definition: FlowDefinition) -> dict[str, Any]:
     """The Flow's description recorded at start (docs/history-format.md)."""
     cls = type(definition.flow)
-    try:
-        source = inspect.getsourcefile(cls)
-    except (TypeError, OSError):
-        source = None
+    source = _relative_source(cls)
     return {
         "flow_type": definition.flow_type,
         "start_step": definition.start.step_type if definition.start else None,
@@ -68,3 +66,18 @@ def check_flow_id(flow_id: str) -> None:
     bad = [c for c in "/$:" if c in flow_id and not flow_id.startswith("SubFlow:")]
     if bad:
         raise ValueError(f"Flow id {flow_id!r} must not contain {' or '.join(bad)} (R9)")
+
+
+def _relative_source(cls: type) -> str | None:
+    """The defining file relative to its import root, so histories match across checkouts."""
+    try:
+        found = inspect.getsourcefile(cls)
+    except (TypeError, OSError):
+        return None
+    if found is None:
+        return None
+    path = Path(found)
+    depth = len(cls.__module__.split(".")) + (path.stem == "__init__")
+    if cls.__module__ == "__main__" or depth > len(path.parts) - 1:
+        return path.name
+    return Path(*path.parts[-depth:]).as_posix()

@@ -54,10 +54,14 @@ class Registry:
         """The resolved Flow definitions in registration order."""
         return tuple(self._by_type.values())
 
-    def definition(self, flow: Flow[Any] | str) -> FlowDefinition:
-        """Return the definition of a registered Flow instance (or Flow type name)."""
+    def definition(self, flow: Flow[Any] | type | str) -> FlowDefinition:
+        """Return the definition of a registered Flow instance (or its class, or type name)."""
         if isinstance(flow, str):
             found = self._by_type.get(flow)
+        elif isinstance(flow, type):
+            # A Flow class names its one registered instance (as Step classes do, in 1.23).
+            matches = [d for d in self._by_type.values() if type(d.flow) is flow]
+            found = matches[0] if len(matches) == 1 else None
         else:
             found = self._by_id.get(id(flow))
             if found is None and isinstance(flow, Flow):

@@ -32,7 +32,7 @@ STYLES: dict[str, Style] = {
     "waiting": Style(SEGMENT_COLORS["waiting"], "#d39732", None, 0.42, 2, "condition wait"),
     "execute": Style(SEGMENT_COLORS["execute"], "white", None, 0.7, 3, "Execute attempt"),
     "failed": Style(SEGMENT_COLORS["failed"], "white", "////", 0.7, 4, "failed attempt"),
-    "backoff": Style(SEGMENT_COLORS["backoff"], "#c95252", "...", 0.5, 2, "retry backoff"),
+    "backoff": Style(SEGMENT_COLORS["backoff"], "#c95252", "//", 0.5, 2, "retry backoff"),
     "canceled": Style(SEGMENT_COLORS["canceled"], "white", "\\\\\\\\", 0.7, 4,
                       "canceled attempt"),
     "pending": Style(SEGMENT_COLORS["pending"], "white", None, 0.7, 3, "pending at close"),

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from dexviz.analysis.executions import RunExecutions, RunSource, as_run
 from dexviz.analysis.lineage import LineageGraph, lineage_graph
+from dexviz.analysis.sources import recorded_source as find_source
 from dexviz.viz._lineage_dot import lineage_dot, summary_lines
 from dexviz.viz.render import GraphView
 
@@ -99,7 +100,4 @@ def execution_graph(
 
 def recorded_source(run: RunExecutions) -> Path | None:
     """The Flow's source file recorded in the start event, when it exists on this machine."""
-    recorded = run.spec.get("source_file")
-    if isinstance(recorded, str) and recorded and Path(recorded).is_file():
-        return Path(recorded)
-    return None
+    return find_source(run.spec)

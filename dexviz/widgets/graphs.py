@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from dexviz.analysis.executions import RunExecutions, build_executions
 from dexviz.analysis.lineage import LineageGraph, lineage_graph
+from dexviz.analysis.sources import recorded_source
 from dexviz.history import History
 from dexviz.widgets._index import HistoryIndex
 from dexviz.widgets.highlight import (
@@ -133,9 +133,9 @@ class Pictures:
 
         spec = self._history().flow_spec
         source = self.flow_source
-        recorded = spec.get("source_file")
-        if source is None and isinstance(recorded, str) and Path(recorded).is_file():
-            source = recorded
+        found = recorded_source(spec)
+        if source is None and found is not None:
+            source = str(found)
         if source is None:
             self._definition_error = (
                 "the Flow's source is not known (no source file recorded in the history); "

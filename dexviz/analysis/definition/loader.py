@@ -84,7 +84,7 @@ def _locate(source: object) -> tuple[str, str | None]:
         )
     try:
         path = inspect.getsourcefile(cls)
-    except TypeError:
+    except (TypeError, OSError):  # OSError: defined in a notebook cell or the REPL
         path = None
     if path is None:
         raise TypeError(
