@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from dexviz.engine import operations
 from dexviz.engine.errors import service_error
 from dexviz.engine.rpc import invoke_rpc
+from dexviz.engine.runtime import relaxed_gc
 from dexviz.engine.search import search
 from dexviz.engine.state import Phase
 from dexviz.sdk.attribute_match import AttributeMatch
@@ -89,7 +90,7 @@ class Client:
                 raise RuntimeError("the engine was closed while this call waited") from None
             return True
         until = None if seconds is None else rt.now() + int(seconds * 1e9)
-        with rt.lock:
+        with rt.lock, relaxed_gc():
             while not ready():
                 if rt.run_unit(until) is None:
                     if until is not None:

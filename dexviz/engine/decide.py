@@ -182,10 +182,8 @@ class Decisions:
             ],
             "has_output": decision.has_output,
             "reason": decision.reason,
-            "canceling_steps": sorted({_type_name(s) for s in decision.canceling_steps}),
-            "canceling_sibling_steps": sorted(
-                {_type_name(s) for s in decision.canceling_sibling_steps}
-            ),
+            "canceling_steps": _type_names(decision.canceling_steps),
+            "canceling_sibling_steps": _type_names(decision.canceling_sibling_steps),
             "canceled": [v.execution_id for v in victims],
         }
         if decision.has_output:
@@ -432,6 +430,10 @@ class Decisions:
             },
         )
         rt.flow_closed(run)
+
+
+def _type_names(steps: tuple[Any, ...]) -> list[str]:
+    return sorted({_type_name(s) for s in steps}) if steps else []
 
 
 def _type_name(step: Any) -> str:

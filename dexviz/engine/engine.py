@@ -10,7 +10,7 @@ from dexviz.engine.async_client import AsyncClient
 from dexviz.engine.client import Client
 from dexviz.engine.faults import FaultPlan
 from dexviz.engine.flow_state import FlowState
-from dexviz.engine.runtime import Runtime
+from dexviz.engine.runtime import Runtime, relaxed_gc
 from dexviz.engine.scheduler import SIMULATION_EPOCH_NS
 from dexviz.engine.store import Store
 from dexviz.history.event import Event
@@ -163,13 +163,14 @@ class Engine:
         self._check_open()
         predicate = breakpoint_predicate(until) if until is not None else None
         produced: list[Event] = []
-        for _ in range(max_units):
-            events = self._rt.run_unit()
-            if events is None:
-                return produced
-            produced.extend(events)
-            if predicate is not None and any(predicate(e) for e in events):
-                return produced
+        with relaxed_gc():
+            for _ in range(max_units):
+                events = self._rt.run_unit()
+                if events is None:
+                    return produced
+                produced.extend(events)
+                if predicate is not None and any(predicate(e) for e in events):
+                    return produced
         raise self._limit(max_units)
 
     def run_until_idle(self, *, max_units: int = DEFAULT_MAX_UNITS) -> list[Event]:
