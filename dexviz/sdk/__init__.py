@@ -8,6 +8,7 @@ from dexviz.sdk.attribute import (
     AttributeMapLoad,
     IndexType,
 )
+from dexviz.sdk.attribute_match import AttributeMatch
 from dexviz.sdk.channel import Channel, ChannelMap, ChannelMapLoad
 from dexviz.sdk.clock import current_time_millis
 from dexviz.sdk.codec import (
@@ -45,6 +46,7 @@ from dexviz.sdk.errors import (
     DexvizError,
     ErrorSubStatus,
     FlowAlreadyStartedError,
+    FlowClosingError,
     FlowDefinitionError,
     FlowNotActiveError,
     FlowNotActiveOrNotFoundError,
@@ -114,6 +116,7 @@ __all__ = [
     "AttributeLock",
     "AttributeMap",
     "AttributeMapLoad",
+    "AttributeMatch",
     "AttributeMapNotLoadedError",
     "Channel",
     "ChannelCondition",
@@ -134,6 +137,7 @@ __all__ = [
     "ErrorSubStatus",
     "Flow",
     "FlowAlreadyStartedError",
+    "FlowClosingError",
     "FlowConfig",
     "FlowDefinitionError",
     "FlowErrorType",

@@ -17,13 +17,13 @@ T = TypeVar("T")
 class IndexType(enum.Enum):
     """Search index types for indexed Attributes."""
 
-    KEYWORD = 1
-    FULL_TEXT = 2
-    KEYWORD_ARRAY = 3
-    INT = 4
-    DOUBLE = 5
-    BOOL = 6
-    DATETIME = 7
+    KEYWORD = "keyword"
+    FULL_TEXT = "full_text"
+    KEYWORD_ARRAY = "keyword_array"
+    INT = "int"
+    DOUBLE = "double"
+    BOOL = "bool"
+    DATETIME = "datetime"
 
 
 @dataclass(frozen=True)

@@ -16,12 +16,12 @@ if TYPE_CHECKING:
 class DecisionKind(enum.Enum):
     """The kinds of StepDecision."""
 
-    NEXT = 0
-    GRACEFUL_COMPLETE = 1
-    FORCE_COMPLETE = 2
-    FORCE_COMPLETE_IF_CHANNELS_EMPTY = 3
-    FORCE_FAIL = 4
-    DEAD_END = 5
+    NEXT = "next"
+    GRACEFUL_COMPLETE = "graceful_complete"
+    FORCE_COMPLETE = "force_complete"
+    FORCE_COMPLETE_IF_CHANNELS_EMPTY = "force_complete_if_channels_empty"
+    FORCE_FAIL = "force_fail"
+    DEAD_END = "dead_end"
 
 
 NO_OUTPUT: Any = ABSENT

@@ -11,10 +11,10 @@ from dexviz.sdk.condition import ChannelCondition, Condition, SubFlowCondition, 
 class WaitKind(enum.Enum):
     """How a Wait combines its conditions."""
 
-    SKIP_IMMEDIATELY = 0
-    ALL_OF = 1
-    ANY_OF = 2
-    ANY_COMBINATION_OF = 3
+    SKIP_IMMEDIATELY = "skip_immediately"
+    ALL_OF = "all_of"
+    ANY_OF = "any_of"
+    ANY_COMBINATION_OF = "any_combination_of"
 
 
 @dataclass(frozen=True)
