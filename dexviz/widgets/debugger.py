@@ -13,6 +13,7 @@ from os import PathLike
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from dexviz.analysis.exclusive import Holding, holdings
 from dexviz.engine import Engine, SimulationRun
 from dexviz.history import History
 from dexviz.widgets.graphs import GraphUnavailable
@@ -61,6 +62,29 @@ class Debugger(DebuggerModel):
                          collapse_at=collapse_at, token_channel=token_channel)
         self._graph = _check_graph(graph)
         self._view: DebuggerView | None = None
+        self._token_channel = token_channel
+        self._holdings: tuple[int, tuple[Holding, ...]] = (-1, ())
+
+    def section_holders(self) -> dict[str, str]:
+        """Active executions inside the token Channel's section at the cursor -> the Channel.
+
+        The token is reserved only until the handoff's Execute commits; the Steps after it
+        (the protected work) still hold it, which ``exclusive_sections`` knows by its chains.
+        """
+        channel = self._token_channel
+        if channel is None:
+            return {}
+        history = self.history
+        if self._holdings[0] != len(history):
+            self._holdings = (len(history), holdings(history, channel))
+        seq = self.event.seq
+        held: dict[str, str] = {}
+        for holding in self._holdings[1]:
+            if holding.start_seq <= seq < holding.end_seq:
+                for execution_id in holding.chain:
+                    if self.state.phase_of(execution_id) is not None:
+                        held[execution_id] = f"{channel} (in section)"
+        return held
 
     @property
     def graph(self) -> str:

@@ -64,7 +64,7 @@ def panels_html(debugger: Debugger, *, events: bool = True) -> str:
     """Every panel at the cursor: event detail, Channels, Attributes, active executions."""
     state = debugger.state
     parts = [event_detail(state.event, debugger.index_), channel_table(state),
-             attributes_table(state), active_table(state)]
+             attributes_table(state), active_table(state, debugger.section_holders())]
     if events:
         parts.append(event_list(debugger.index_.labels, debugger.index))
     return "".join(parts)

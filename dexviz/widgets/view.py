@@ -223,7 +223,7 @@ class DebuggerView:
         self.detail.value = event_detail(state.event, d.index_)
         self.channels.value = channel_table(state)
         self.attributes.value = attributes_table(state)
-        self.active.value = active_table(state)
+        self.active.value = active_table(state, d.section_holders())
         self.message.value = f'<div class="dx-message">{escape(d.message)}</div>'
         self._draw_timeline()
 

@@ -192,3 +192,19 @@ def test_repr_is_stable_and_names_the_cursor():
     assert repr(dbg) == ("Debugger(flow_id='flow-1', mode='replay', "
                          f"event=4/{len(dbg)}, at='#4 StepExecuteCompleted StartContractEdits-1 "
                          "(execute #1)')")
+
+
+def test_the_token_holder_stays_visible_inside_the_section() -> None:
+    """Past the handoff, the token is no longer reserved, but the section still holds it."""
+    from dexviz import simulate
+    from dexviz.examples.contract_edit import ContractEditFlow, sample_edits
+    from dexviz.widgets import Debugger
+
+    run = simulate(ContractEditFlow(), sample_edits(3), seed=1)
+    debugger = Debugger(run.history, token_channel="contractEditToken")
+    debugger.jump(kind="AttemptStarted", step_type="SaveContractEdit")
+    holder = debugger.event.execution_id
+    assert debugger.state.holder_of("contractEditToken") == ()
+    assert debugger.section_holders() == {holder: "contractEditToken (in section)"}
+    assert "contractEditToken (in section)" in debugger.snapshot()
+    assert Debugger(run.history).section_holders() == {}
