@@ -197,6 +197,26 @@ def _drive(rt: Runtime, bound: Any, args: tuple[Any, ...]) -> Any:
 def _commit(
     rt: Runtime, run: FlowRun, rpc: RpcDefinition, ctx: InvocationContext, result: Any, input: Any
 ) -> Any:
+    """Check an RPC's result, then apply its effects in one commit (R116, R117)."""
+    output, next_steps, canceling = _unpack(run, rpc, result)
+    staged = ctx.staged
+    if ctx.canceled:
+        raise RuntimeError(f"RPC {rpc.name!r} timed out; its result is discarded")
+    if not (staged.writes or staged.publishes or staged.deletes or next_steps or canceling):
+        if not rpc.is_transactional:
+            if run.is_open:
+                _record(rt, run, rpc, ctx, input, output, [], [], [], [])
+                rt.commit()
+            return output
+    _check_applicable(run, rpc, ctx)
+    _apply(rt, run, rpc, ctx, (input, output), next_steps, canceling)
+    return output
+
+
+def _unpack(
+    run: FlowRun, rpc: RpcDefinition, result: Any
+) -> tuple[Any, tuple[Any, ...], tuple[Any, ...]]:
+    """(output, next_steps, canceling_steps) of an RPC result; a StepDecision is rejected."""
     if isinstance(result, StepDecision):
         raise worker_error(
             f"RPC {rpc.name!r} returned a StepDecision; an RPC cannot close, fail or dead-end "
@@ -206,20 +226,13 @@ def _commit(
             error_type="dexviz.sdk.errors.InvalidStepResultError",
             error_detail="an RPC returned a StepDecision",
         )
-    output = result.output if isinstance(result, RPCResult) else result
-    next_steps = result.next_steps if isinstance(result, RPCResult) else ()
-    canceling = result.canceling_steps if isinstance(result, RPCResult) else ()
-    staged = ctx.staged
-    has_effects = bool(
-        staged.writes or staged.publishes or staged.deletes or next_steps or canceling
-    )
-    if ctx.canceled:
-        raise RuntimeError(f"RPC {rpc.name!r} timed out; its result is discarded")
-    if not has_effects and not rpc.is_transactional:
-        if run.is_open:
-            _record(rt, run, rpc, ctx, input, output, [], [], [], [])
-            rt.commit()
-        return output
+    if isinstance(result, RPCResult):
+        return result.output, tuple(result.next_steps), tuple(result.canceling_steps)
+    return result, (), ()
+
+
+def _check_applicable(run: FlowRun, rpc: RpcDefinition, ctx: InvocationContext) -> None:
+    """An RPC with effects needs an open run, and a transactional one needs its deletions."""
     if run.status is not FlowStatus.RUNNING:
         raise service_error(
             FlowNotActiveError,
@@ -227,7 +240,7 @@ def _commit(
             flow_id=run.flow_id,
             operation="invoke_rpc",
         )
-    missing = check_deletes(run, staged) if rpc.is_transactional else None
+    missing = check_deletes(run, ctx.staged) if rpc.is_transactional else None
     if missing is not None:
         raise service_error(
             ChannelMessageNotFoundError,
@@ -235,13 +248,25 @@ def _commit(
             flow_id=run.flow_id,
             operation="invoke_rpc",
         )
+
+
+def _apply(
+    rt: Runtime,
+    run: FlowRun,
+    rpc: RpcDefinition,
+    ctx: InvocationContext,
+    call: tuple[Any, Any],
+    next_steps: tuple[Any, ...],
+    canceling: tuple[Any, ...],
+) -> None:
+    """Writes, publications, cancellations, then next Steps with lineage __rpc/<name>."""
     source = f"__rpc/{rpc.name}"
     # Once the Flow is closing, no new Step starts (R147): an admitted RPC's moves are dropped.
     moves = [rt.decisions.check_move(run, source, m) for m in next_steps] if run.is_open else []
     types = {run.definition.resolve_step(s).step_type for s in canceling}
-    writes = apply_writes(run, staged)
-    messages = apply_publishes(run, staged)
-    apply_deletes(run, staged, strict=False)
+    writes = apply_writes(run, ctx.staged)
+    messages = apply_publishes(run, ctx.staged)
+    apply_deletes(run, ctx.staged, strict=False)
     victims = rt.decisions.select_victims(run, "", types, set()) if run.is_open else []
     # Steps of one invocation are siblings; Steps of two invocations are not (R123).
     invocation = f"{source}#{next(_INVOCATIONS)}"
@@ -249,7 +274,7 @@ def _commit(
         rt.decisions.new_execution(run, Move(m.step, m.input, m.options), source, None, invocation)
         for m in moves
     ]
-    _record(rt, run, rpc, ctx, input, output, writes, messages, victims, new)
+    _record(rt, run, rpc, ctx, call[0], call[1], writes, messages, victims, new)
     emit_published(rt.recorder, run, messages, f"rpc:{rpc.name}")
     returned = rt.decisions.cancel_all(run, victims, f"rpc:{rpc.name}")
     for execution in new:
@@ -257,7 +282,6 @@ def _commit(
     rt.waits.wake(run, {m.channel for m in messages} | set(returned))
     rt.decisions.check_graceful(run)
     rt.commit()
-    return output
 
 
 def _record(

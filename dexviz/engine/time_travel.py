@@ -7,12 +7,12 @@ old run's later RPC writes and client publications are applied again (R164).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
 from dexviz.engine.errors import service_error
+from dexviz.engine.fork import FoldedExecution, fold_execution, fork_index
 from dexviz.engine.spec import flow_spec
 from dexviz.engine.state import Execution, FlowRun, Message
 from dexviz.history.event import Event
@@ -35,98 +35,6 @@ _WRITERS = (
     EventKind.STEP_EXECUTE_COMPLETED,
     EventKind.RPC_EXECUTION_COMPLETED,
 )
-
-
-@dataclass
-class _Folded:
-    """One execution as of the fork point."""
-
-    execution_id: str
-    step_type: str
-    input: Any
-    from_execution_id: str
-    phase: str = "queued"
-    wait: dict[str, Any] | None = None
-    timers: dict[int, int] = field(default_factory=dict)
-    reserved: list[str] = field(default_factory=list)
-    wait_for_failed: bool = False
-
-
-def _set(phase: str) -> Any:
-    def change(folded: _Folded, event: Event) -> None:
-        folded.phase = phase
-
-    return change
-
-
-def _attempt(folded: _Folded, event: Event) -> None:
-    folded.phase = "wait_for" if event.method == "wait_for" else "execute"
-
-
-def _waiting(folded: _Folded, event: Event) -> None:
-    folded.phase, folded.wait = "waiting", dict(event.payload.get("wait", {}))
-
-
-def _timer(folded: _Folded, event: Event) -> None:
-    folded.timers[int(event.payload["timer_index"])] = int(event.payload["fire_at_ns"])
-
-
-def _consumed(folded: _Folded, event: Event) -> None:
-    folded.reserved.append(event.payload["message_id"])
-
-
-def _returned(folded: _Folded, event: Event) -> None:
-    folded.reserved = [m for m in folded.reserved if m != event.payload["message_id"]]
-
-
-def _wait_failed(folded: _Folded, event: Event) -> None:
-    proceed = event.payload.get("policy") == "PROCEED"
-    folded.phase, folded.wait_for_failed = ("satisfied", True) if proceed else ("done", False)
-
-
-_PHASES: dict[str, Any] = {
-    EventKind.ATTEMPT_STARTED: _attempt,
-    EventKind.STEP_WAIT_FOR_COMPLETED: _waiting,
-    EventKind.TIMER_STARTED: _timer,
-    EventKind.MESSAGE_CONSUMED: _consumed,
-    EventKind.MESSAGE_RETURNED: _returned,
-    EventKind.WAIT_SATISFIED: _set("satisfied"),
-    EventKind.STEP_WAIT_FOR_FAILED: _wait_failed,
-    EventKind.STEP_EXECUTE_COMPLETED: _set("done"),
-    EventKind.STEP_EXECUTE_FAILED: _set("done"),
-    EventKind.EXECUTION_CANCELED: _set("canceled"),
-}
-
-
-def fork_index(events: list[Event], options: TimeTravelOptions) -> int:
-    """Index of the first event of the old run that the new run does not keep."""
-    kind = options.type
-
-    def first(predicate: Any, what: str) -> int:
-        for index, event in enumerate(events):
-            if event.kind == EventKind.ATTEMPT_STARTED and predicate(event):
-                return index
-        raise ValueError(f"time_travel: no {what} in run {events[0].run_id}")
-
-    if kind is TimeTravelType.BEGINNING:
-        return first(lambda e: True, "Step invocation")
-    if kind is TimeTravelType.STEP_TYPE:
-        return first(
-            lambda e: e.step_type == options.step_type, f"invocation of Step {options.step_type!r}"
-        )
-    if kind is TimeTravelType.STEP_EXECUTION_ID:
-        method = (
-            "wait_for"
-            if options.step_method is not None and options.step_method.name == "WAIT_FOR"
-            else "execute"
-        )
-        return first(
-            lambda e: e.execution_id == options.step_execution_id and e.method == method,
-            f"{method} of {options.step_execution_id}",
-        )
-    assert options.history_event_time is not None
-    since = int(options.history_event_time.timestamp() * 1e9)
-    return first(lambda e: e.time_ns >= since, "Step invocation at or after that time")
 
 
 class TimeTravel:
@@ -209,12 +117,12 @@ class TimeTravel:
         )
 
     # -- folding the old run ----------------------------------------------------------------
-    def _fold(self, run: FlowRun, events: list[Event]) -> list[_Folded]:
-        executions: dict[str, _Folded] = {}
+    def _fold(self, run: FlowRun, events: list[Event]) -> list[FoldedExecution]:
+        executions: dict[str, FoldedExecution] = {}
         reserved: dict[str, Message] = {}
         for event in events:
             self._fold_state(run, event, reserved)
-            self._fold_execution(executions, event)
+            fold_execution(executions, event)
         for folded in executions.values():
             type_name, _, number = folded.execution_id.rpartition("-")
             run.counters[type_name] = max(run.counters.get(type_name, 0), int(number))
@@ -270,22 +178,6 @@ class TimeTravel:
             Message(payload["message_id"], number, payload["channel"], value)
         )
 
-    @staticmethod
-    def _fold_execution(executions: dict[str, _Folded], event: Event) -> None:
-        ex_id = event.execution_id
-        if ex_id is None:
-            return
-        if event.kind == EventKind.STEP_EXECUTION_CREATED:
-            p = event.payload
-            executions[ex_id] = _Folded(
-                ex_id, event.step_type or "", p.get("input"), p.get("from_execution_id", "")
-            )
-            return
-        folded = executions.get(ex_id)
-        change = _PHASES.get(str(event.kind))
-        if folded is not None and change is not None:
-            change(folded, event)
-
     def _write(self, run: FlowRun, key: str, value: Any, deleted: bool) -> None:
         if deleted or value is None:
             run.attributes.pop(key, None)
@@ -328,7 +220,7 @@ class TimeTravel:
         value_type = definition.value_type if definition is not None else Any
         return self._rt.codecs.from_json_ready(value_type, data)
 
-    def _resume(self, run: FlowRun, folded: _Folded, fork_ns: int) -> None:
+    def _resume(self, run: FlowRun, folded: FoldedExecution, fork_ns: int) -> None:
         rt = self._rt
         step = run.definition.steps.get(folded.step_type)
         if step is None:
@@ -376,7 +268,7 @@ class TimeTravel:
         else:
             rt.invoker.start_method_soon(run, ex, "wait_for" if step.has_wait_for else "execute")
 
-    def _rebuild(self, run: FlowRun, folded: _Folded, fork_ns: int) -> Wait | None:
+    def _rebuild(self, run: FlowRun, folded: FoldedExecution, fork_ns: int) -> Wait | None:
         """The Wait of a waiting execution from its description; None if it had a SubFlow."""
         assert folded.wait is not None
         conditions: list[Condition] = []

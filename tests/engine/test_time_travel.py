@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+import dexviz
 from dexviz import (
     Attribute,
     Channel,
@@ -217,3 +218,47 @@ def test_r164_time_travel_errors(mode: str) -> None:
         with pytest.raises(ValueError, match="Ship-9"):
             client.time_travel("o", missing)
         assert client.wait_for_flow("o", ONE_S).status is FlowStatus.FAILED
+
+
+GATE = dexviz.Channel("gate", str)
+
+
+class _Opener(dexviz.Step[int]):
+    def execute(self, context: dexviz.Context, n: int) -> dexviz.StepDecision:
+        return dexviz.go_to(_Waiter, n)
+
+
+class _Waiter(dexviz.Step[int]):
+    def wait_for(self, context: dexviz.Context, n: int) -> dexviz.Wait:
+        return dexviz.Wait.until(GATE.for_one())
+
+    def execute(self, context: dexviz.Context, n: int) -> dexviz.StepDecision:
+        return dexviz.graceful_complete(f"{GATE.results(context)[0]}:{n}")
+
+
+class _Gated(dexviz.Flow[int]):
+    def get_steps(self) -> dexviz.StepList[int]:
+        return dexviz.StepList.start_step(_Opener()).other_steps(_Waiter())
+
+    def get_persistence_schema(self) -> dexviz.PersistenceSchema:
+        return dexviz.PersistenceSchema.of(GATE)
+
+
+def test_r164_a_forked_run_can_itself_be_forked_with_its_waiting_steps() -> None:
+    """A run made by time travel records its resumed executions, so forking it again works."""
+    flow = _Gated()
+    engine = dexviz.Engine([flow])
+    client = engine.client()
+    client.start_flow(flow, "g", 5)
+    engine.run_until_idle()
+    at_waiter = dexviz.TimeTravelOptions(type=dexviz.TimeTravelType.STEP_TYPE, step_type="_Waiter")
+    first = client.time_travel("g", at_waiter)
+    engine.run_until_idle()
+    assert [a.phase for a in engine.flow_state("g").active_executions] == ["waiting"]
+    # Fork the forked run: its Waiter was resumed waiting, and waits again in the third run.
+    second = client.time_travel("g", at_waiter)
+    engine.run_until_idle()
+    assert second != first
+    assert [a.execution_id for a in engine.flow_state("g").active_executions] == ["_Waiter-1"]
+    client.publish("g", GATE, "open")
+    assert client.wait_for_flow("g").completions[0].value == "open:5"
