@@ -6,16 +6,13 @@ import json
 import re
 import threading
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta, timezone
-from enum import Enum, IntEnum
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
 from typing import (
     Annotated,
     Any,
-    Generic,
     NewType,
     Optional,
-    TypeVar,
     Union,
 )
 
@@ -33,92 +30,25 @@ from dexviz.sdk.codec import (
     WireKind,
 )
 from dexviz.sdk.errors import ValueMappingError
+from tests.sdk.codec_samples import (
+    MONEY,
+    MONEY_TEXT,
+    WHEN,
+    Blob,
+    Box,
+    Color,
+    Holder,
+    Item,
+    Level,
+    Money,
+    Order,
+    Tree,
+    Unsupported,
+    order,
+)
 
-T = TypeVar("T")
-WHEN = datetime(2024, 5, 1, 12, 30, tzinfo=UTC)
 NULL = Value(WireKind.JSON, "null")
 OrderId = NewType("OrderId", str)
-
-
-class Color(Enum):
-    RED = "red"
-    BLUE = "blue"
-
-
-class Level(IntEnum):
-    LOW = 1
-    HIGH = 2
-
-
-@dataclass(frozen=True)
-class Item:
-    sku: str
-    count: int
-    color: Color = Color.RED
-
-
-@dataclass
-class Order:
-    order_id: str
-    items: list[Item]
-    placed_at: datetime
-    pair: tuple[int, str] = (0, "")
-    tags: dict[str, float] = field(default_factory=dict)
-    note: str | None = None
-
-
-@dataclass
-class Tree:
-    label: str
-    children: list[Tree] = field(default_factory=list)
-
-
-@dataclass(frozen=True)
-class Box(Generic[T]):
-    content: T
-
-
-@dataclass(frozen=True)
-class Blob:
-    data: bytes
-    level: Level
-
-
-@dataclass(frozen=True)
-class Holder:
-    items: list[int]
-
-
-@dataclass
-class Unsupported:
-    values: set[int]
-
-
-class Money:
-    def __init__(self, cents: int) -> None:
-        self.cents = cents
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Money) and other.cents == self.cents
-
-
-MONEY = JsonCodec("Money", lambda data: Money(data["cents"]), lambda m: {"cents": m.cents}, Money)
-MONEY_TEXT = type(STRING)("Money", WireKind.STRING, str)
-
-
-@dataclass
-class Invoice:
-    total: Money
-    lines: list[Money]
-
-
-def order() -> Order:
-    return Order("o-1", [Item("a", 2), Item("b", 1, Color.BLUE)], WHEN, (3, "x"), {"k": 1.5})
-
-
-@pytest.fixture
-def codecs() -> CodecRegistry:
-    return CodecRegistry()
 
 
 # --------------------------------------------------------------------------- built-in codecs

@@ -4,77 +4,29 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from enum import Enum, Flag, IntEnum
-from typing import Annotated, Any, ForwardRef, Generic, Literal, TypeVar
+from dataclasses import dataclass
+from datetime import datetime
+from enum import Flag
+from typing import Annotated, Any, ForwardRef, Generic, Literal
 
 import pytest
 
-from dexviz.sdk.codec import BYTES, DOUBLE, INT64, STRING, CodecRegistry, JsonCodec, Value, WireKind
+from dexviz.sdk.codec import BYTES, DOUBLE, INT64, CodecRegistry, JsonCodec, Value, WireKind
 from dexviz.sdk.errors import ValueMappingError
-
-T = TypeVar("T")
-WHEN = datetime(2024, 5, 1, 12, 30, tzinfo=UTC)
-
-
-class Color(Enum):
-    RED = "red"
-    BLUE = "blue"
-
-
-class Level(IntEnum):
-    LOW = 1
-    HIGH = 2
-
-
-@dataclass(frozen=True)
-class Item:
-    sku: str
-    count: int
-    color: Color = Color.RED
-
-
-@dataclass
-class Order:
-    order_id: str
-    items: list[Item]
-    placed_at: datetime
-    pair: tuple[int, str] = (0, "")
-    tags: dict[str, float] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class Holder:
-    items: list[int]
-
-
-class Money:
-    def __init__(self, cents: int) -> None:
-        self.cents = cents
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Money) and other.cents == self.cents
-
-
-MONEY = JsonCodec("Money", lambda data: Money(data["cents"]), lambda m: {"cents": m.cents}, Money)
-MONEY_TEXT = type(STRING)("Money", WireKind.STRING, str)
-
-
-@dataclass
-class Invoice:
-    total: Money
-    lines: list[Money]
-
-
-def order() -> Order:
-    return Order("o-1", [Item("a", 2), Item("b", 1, Color.BLUE)], WHEN, (3, "x"), {"k": 1.5})
-
-
-@pytest.fixture
-def codecs() -> CodecRegistry:
-    return CodecRegistry()
-
+from tests.sdk.codec_samples import (
+    MONEY,
+    MONEY_TEXT,
+    WHEN,
+    Color,
+    Holder,
+    Invoice,
+    Item,
+    Level,
+    Money,
+    Order,
+    T,
+    order,
+)
 
 # --------------------------------------------------------------------------- custom codecs
 
