@@ -149,6 +149,10 @@ class InvocationContext(AsyncContext):
 
     async def heartbeat(self, value: object = ABSENT) -> None:
         """Record progress; a value is kept for the next attempt, no value clears it."""
+        self.record_heartbeat(value)
+
+    def record_heartbeat(self, value: object = ABSENT) -> None:
+        """What ``await heartbeat(v)`` and a yielded ``heartbeat(v)`` do (R107)."""
         if self._on_heartbeat is not None:
             self._on_heartbeat(value)
 

@@ -8,14 +8,16 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import inspect
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from dexviz.engine.live import THREAD_PREFIX, LiveScheduler
 from dexviz.engine.loop import VirtualLoop
 from dexviz.sdk.clock import handler_clock
+from dexviz.sdk.step_output import StepOutput
 
 Done = Callable[[Any, BaseException | None, bool], None]
 """Called with (result, error, cancelled) on the engine's side once a handler finished."""
@@ -24,9 +26,27 @@ Done = Callable[[Any, BaseException | None, bool], None]
 def _call(handler: Any, args: tuple[Any, ...], clock: Callable[[], int]) -> Any:
     token = handler_clock.set(clock)
     try:
-        return handler(*args)
+        result = handler(*args)
+        return _drain(result, args[0]) if inspect.isgenerator(result) else result
     finally:
         handler_clock.reset(token)
+
+
+def _drain(generator: Generator[Any, Any, Any], context: Any) -> Any:
+    """Run a generator handler: apply each yielded heartbeat, return what it returns."""
+    try:
+        output = next(generator)
+        while True:
+            if not isinstance(output, StepOutput):
+                generator.close()
+                raise TypeError(
+                    f"a generator handler may only yield StepOutput values (heartbeat(...)), "
+                    f"got {type(output).__name__}"
+                )
+            context.record_heartbeat(output.value)
+            output = next(generator)
+    except StopIteration as stop:
+        return stop.value
 
 
 class SimRunner:

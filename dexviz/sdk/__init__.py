@@ -99,6 +99,7 @@ from dexviz.sdk.results import (
     StepCompletion,
 )
 from dexviz.sdk.step import Step
+from dexviz.sdk.step_output import StepOutput, heartbeat
 from dexviz.sdk.subflow import SubFlow
 from dexviz.sdk.timer import StepExecutionId, Timer, TimerId
 from dexviz.sdk.wait import ConditionCombination, Wait, WaitKind
@@ -176,6 +177,7 @@ __all__ = [
     "StepList",
     "StepMovement",
     "StepOptions",
+    "StepOutput",
     "StopFlowOptions",
     "StopType",
     "SubFlow",
@@ -209,6 +211,7 @@ __all__ = [
     "go_to_many",
     "go_to_multi",
     "graceful_complete",
+    "heartbeat",
     "retry_after",
     "rpc",
 ]

@@ -156,6 +156,12 @@ class _FlowBuilder:
                     f"{self._where(step_type)}: wait_for takes {_type_name(wait_input)} but "
                     f"execute takes {_type_name(input_type)}; both must take the same input type"
                 )
+        for name in ("wait_for", "execute"):
+            if inspect.isasyncgenfunction(getattr(cls, name)):
+                raise FlowDefinitionError(
+                    f"{self._where(step_type, name)} is an async generator; write an async "
+                    "handler that awaits context.heartbeat(...), or a sync generator"
+                )
         wait_async = wait_for and inspect.iscoroutinefunction(cls.wait_for)
         exec_async = inspect.iscoroutinefunction(cls.execute)
         if (wait_async or exec_async) and not self.registry.allow_async_handlers:

@@ -13,6 +13,7 @@ from datetime import timedelta
 
 import pytest
 
+import dexviz
 from dexviz import (
     Attribute,
     Channel,
@@ -33,6 +34,8 @@ from dexviz import (
     dead_end,
     go_to,
     go_to_many,
+    graceful_complete,
+    heartbeat,
     retry_after,
 )
 from dexviz.sdk.errors import ChannelMessagesNotLoadedError
@@ -315,9 +318,7 @@ def test_r108_default_wait_for_failure_fails_the_flow() -> None:
 
 
 def test_r108_r44_proceed_runs_execute_with_the_last_error() -> None:
-    options = StepOptions(
-        wait_for_retry=retries(2), wait_for_failure=WaitForFailurePolicy.PROCEED
-    )
+    options = StepOptions(wait_for_retry=retries(2), wait_for_failure=WaitForFailurePolicy.PROCEED)
     step = BrokenWaitFor(options)
     engine = settled(BFlow("R108b", step, schema=[A]), 0)
     assert step.seen == [(True, "builtins.RuntimeError", "boom 2", 0)]
@@ -544,3 +545,48 @@ def test_r113_r22_every_retry_reads_the_first_attempts_snapshot() -> None:
     assert attempt_starts(engine, "SnapshotReader-1") == [0.0, 5.0]
     assert engine.client().get_attribute("flow-1", A) == 2
     assert "WriteLater-1" in created(engine)
+
+
+class _Checkpointing(Step[int]):
+    """A generator Execute that checkpoints with heartbeat() and fails once."""
+
+    seen: list[object] = []
+
+    def get_step_options(self) -> StepOptions:
+        return StepOptions(execute_retry=RetryPolicy(maximum_attempts=2))
+
+    def execute(self, context: Context, n: int):  # type: ignore[no-untyped-def]
+        _Checkpointing.seen.append(context.get_last_heartbeat_value(int))
+        yield heartbeat(n)
+        yield heartbeat(n + 1)
+        if context.attempt == 1:
+            raise RuntimeError("lost the connection")
+        return graceful_complete(n * 10)
+
+
+def test_r107_a_generator_handler_checkpoints_with_heartbeat_for_the_next_attempt() -> None:
+    _Checkpointing.seen.clear()
+    run = dexviz.simulate(BFlow("Gen", _Checkpointing()), 4)
+    assert run.result.single_output(int) == 40
+    assert _Checkpointing.seen == [None, 5]
+
+
+def test_a_generator_handler_that_yields_something_else_fails_the_attempt() -> None:
+    class _Wrong(Step[int]):
+        def get_step_options(self) -> StepOptions:
+            return StepOptions(execute_retry=RetryPolicy(maximum_attempts=1))
+
+        def execute(self, context: Context, n: int):  # type: ignore[no-untyped-def]
+            yield "not a StepOutput"
+            return dead_end()
+
+    run = dexviz.simulate(BFlow("Gen2", _Wrong()), 1)
+    assert run.result.error_message is not None
+    assert "may only yield StepOutput values" in run.result.error_message
+
+
+def test_step_output_cannot_be_built_directly() -> None:
+    from dexviz import StepOutput
+
+    with pytest.raises(TypeError, match="yield heartbeat"):
+        StepOutput("heartbeat", 1)
