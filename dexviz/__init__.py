@@ -16,6 +16,7 @@ from dexviz.engine import (
     FlowState,
     MemoryStore,
     SimulationRun,
+    SQLiteStore,
     Store,
     simulate,
 )
@@ -64,6 +65,7 @@ __all__ = [
     "History",
     "HistoryFormatError",
     "MemoryStore",
+    "SQLiteStore",
     "SimulationRun",
     "Store",
     "simulate",

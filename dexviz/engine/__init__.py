@@ -5,6 +5,7 @@ from dexviz.engine.engine import Engine
 from dexviz.engine.faults import CancelExecution, FailAttempt, FaultPlan, InjectedFailure
 from dexviz.engine.flow_state import ActiveExecution, FlowState
 from dexviz.engine.simulate import SimulationRun, simulate
+from dexviz.engine.sqlite_store import SQLiteStore
 from dexviz.engine.store import MemoryStore, Store
 
 __all__ = [
@@ -17,6 +18,7 @@ __all__ = [
     "FlowState",
     "InjectedFailure",
     "MemoryStore",
+    "SQLiteStore",
     "SimulationRun",
     "Store",
     "simulate",
