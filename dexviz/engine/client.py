@@ -28,6 +28,7 @@ from dexviz.sdk.flow_options import (
     TimeTravelOptions,
 )
 from dexviz.sdk.results import ChannelMessage, FlowInfo, FlowResult, FlowStatus, SearchFlowsPage
+from dexviz.sdk.stream import Stream, StreamMessage, StreamMessagesPage
 from dexviz.sdk.timer import StepExecutionId, TimerId
 
 if TYPE_CHECKING:
@@ -200,6 +201,45 @@ class Client:
     def time_travel(self, flow_id: str, options: TimeTravelOptions) -> str:
         """Start a new run of the Flow from a point in its history; return its run id (R164)."""
         return str(self._call(lambda: self._rt.time_travel.travel(flow_id, options)))
+
+    # -- streams ------------------------------------------------------------------------
+    def write_stream(self, flow_id: str, stream: Stream[Any], source: str, value: Any) -> None:
+        """Append to a Flow id's Stream from outside; the Flow need not exist (R181)."""
+        operation = f"write_stream {stream.name!r}"
+        copy = self._rt.codecs.roundtrip(stream.value_type, value, operation=operation)
+        self._call(lambda: self._rt.write_stream(flow_id, stream, source, copy))
+
+    def read_stream(
+        self, flow_id: str, stream: Stream[Any], resume_token: str = "", timeout: Any = None
+    ) -> StreamMessage[Any]:
+        """The next message after ``resume_token`` (the oldest kept one for an empty token)."""
+        found: list[StreamMessage[Any]] = []
+
+        def ready() -> bool:
+            message = self._rt.streams.log(flow_id, stream).after(resume_token)
+            if message is not None:
+                found.append(message)
+            return message is not None
+
+        if self._wait(ready, timeout):
+            return found[-1]
+        raise service_error(
+            LongPollTimeoutError,
+            f"no message after token {resume_token!r} in Stream {stream.name!r}",
+            flow_id=flow_id,
+            operation="read_stream",
+        )
+
+    def list_stream_messages(
+        self, flow_id: str, stream: Stream[Any], page_size: int, before_page_token: str = ""
+    ) -> StreamMessagesPage:
+        """Up to ``page_size`` messages, newest first; pass ``next_page_token`` for older ones."""
+        if page_size <= 0:
+            raise ValueError(f"list_stream_messages: page_size must be > 0, got {page_size}")
+        page: StreamMessagesPage = self._call(
+            lambda: self._rt.streams.log(flow_id, stream).page(page_size, before_page_token)
+        )
+        return page
 
     def health_check(self) -> bool:
         """True while the client and its engine are open."""

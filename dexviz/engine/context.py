@@ -14,6 +14,7 @@ from dexviz.sdk.codec import CodecRegistry
 from dexviz.sdk.context import ABSENT, AsyncContext
 from dexviz.sdk.errors import ChannelMessagesNotLoadedError, FlowDefinitionError
 from dexviz.sdk.results import ChannelMessage, FlowResult, RecoveryErrorInfo
+from dexviz.sdk.step_output import StepOutput, stream_output
 
 T = TypeVar("T")
 
@@ -60,6 +61,8 @@ class InvocationContext(AsyncContext):
         self._on_heartbeat = on_heartbeat
         self._subflows = subflows
         self.rpc_options: Any = None
+        self.is_async = False
+        self.stream_writer: Callable[[Any, Any], None] | None = None
         self.staged = Staged()
         self.canceled = False
 
@@ -276,6 +279,33 @@ class InvocationContext(AsyncContext):
     ) -> None:
         self._declared_channel(definition)
         self.staged.deletes.append((definition.physical_name(instance), message_id))
+
+    # -- streams --------------------------------------------------------------------------
+    def _write_stream(self, definition: Any, value: Any) -> StepOutput | None:
+        """Write now from an async handler; a sync generator gets a StepOutput to yield (R180)."""
+        if self.stream_writer is None:
+            raise RuntimeError(
+                f"{self._where}: Streams can only be written from WaitFor or Execute"
+            )
+        if self._run.definition.streams.get(getattr(definition, "name", "")) != definition:
+            raise FlowDefinitionError(
+                f"{self._where}: Stream {getattr(definition, 'name', definition)!r} is not "
+                "declared in the Flow's persistence schema"
+            )
+        copy = self._codecs.roundtrip(
+            definition.value_type,
+            value,
+            operation=f"{self._where}: write Stream {definition.name!r}",
+        )
+        if self.is_async:
+            self.stream_writer(definition, copy)
+            return None
+        return stream_output(definition, copy)
+
+    def write_stream_now(self, definition: Any, value: Any) -> None:
+        """Append a yielded Stream write (called while a generator handler runs)."""
+        if self.stream_writer is not None:
+            self.stream_writer(definition, value)
 
     # -- subflows -------------------------------------------------------------------------
     def _subflow_result(self, index: int) -> FlowResult:

@@ -96,6 +96,13 @@ class Invoker:
             on_heartbeat=lambda value: _heartbeat(ex, value, rt.now()),
             subflows=rt.subflows,
         )
+        ctx.is_async = (
+            ex.step.wait_for_is_async if method == "wait_for" else ex.step.execute_is_async
+        )
+        source = f"#{ex.execution_id}"
+        ctx.stream_writer = lambda stream, value: rt.write_stream(
+            run.flow_id, stream, source, value
+        )
         injected = rt.faults.failure_for(ex.step_type, method, ex.attempt, ex.execution_id)
         if injected is not None:
             self.fail(run, ex, ctx, injected, "fault")

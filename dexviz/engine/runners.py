@@ -43,7 +43,10 @@ def _drain(generator: Generator[Any, Any, Any], context: Any) -> Any:
                     f"a generator handler may only yield StepOutput values (heartbeat(...)), "
                     f"got {type(output).__name__}"
                 )
-            context.record_heartbeat(output.value)
+            if output.kind == "stream":
+                context.write_stream_now(*output.value)
+            else:
+                context.record_heartbeat(output.value)
             output = next(generator)
     except StopIteration as stop:
         return stop.value

@@ -23,6 +23,7 @@ from dexviz.engine.scheduler import SIMULATION_EPOCH_NS, Scheduler, TimerHandle
 from dexviz.engine.starts import Starts
 from dexviz.engine.state import Execution, FlowRun
 from dexviz.engine.store import MemoryStore, Store
+from dexviz.engine.streams import StreamStore
 from dexviz.engine.subflows import SubFlows
 from dexviz.engine.time_travel import TimeTravel
 from dexviz.engine.timeouts import FlowTimeouts
@@ -92,6 +93,7 @@ class Runtime:
         self.starts = Starts(self)
         self.time_travel = TimeTravel(self)
         self.runs: dict[str, FlowRun] = {}
+        self.streams = StreamStore()
         self.previous_runs: dict[str, list[FlowRun]] = {}
         self._locks: dict[str, LockTable] = {}
         self._stale_skips: dict[str, list[tuple[str, Any]]] = {}
@@ -144,6 +146,14 @@ class Runtime:
                     self.cancel_execution(flow_id, execution_id, "fault")
         if committed and self._watchers:
             self._check_watchers()
+
+    def write_stream(self, flow_id: str, stream: Any, source: str, value: Any) -> Any:
+        """Append to a Stream now, outside any commit, and wake readers (R180)."""
+        with self.lock:
+            message = self.streams.log(flow_id, stream).append(value, source, self.now())
+            if self._watchers:
+                self._check_watchers()
+            return message
 
     def watch(self, ready: Callable[[], bool]) -> Future[None]:
         """A future completed after the first commit at which ``ready()`` holds (or now)."""

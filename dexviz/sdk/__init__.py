@@ -100,6 +100,7 @@ from dexviz.sdk.results import (
 )
 from dexviz.sdk.step import Step
 from dexviz.sdk.step_output import StepOutput, heartbeat
+from dexviz.sdk.stream import Stream, StreamMessage, StreamMessagesPage
 from dexviz.sdk.subflow import SubFlow
 from dexviz.sdk.timer import StepExecutionId, Timer, TimerId
 from dexviz.sdk.wait import ConditionCombination, Wait, WaitKind
@@ -180,6 +181,9 @@ __all__ = [
     "StepOutput",
     "StopFlowOptions",
     "StopType",
+    "Stream",
+    "StreamMessage",
+    "StreamMessagesPage",
     "SubFlow",
     "SubFlowCondition",
     "SubFlowOptions",

@@ -66,6 +66,7 @@ class FlowDefinition:
     by_class: dict[type, list[StepDefinition]] = field(default_factory=dict)
     by_instance: dict[int, StepDefinition] = field(default_factory=dict)
     rpc_by_function: dict[Callable[..., Any], RpcDefinition] = field(default_factory=dict)
+    streams: dict[str, Any] = field(default_factory=dict)
 
     def resolve_step(self, target: Any) -> StepDefinition:
         """Find the registered Step for a go_to target: a Step class, instance or type name."""

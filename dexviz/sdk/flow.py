@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 from dexviz.sdk.attribute import Attribute, AttributeLock, AttributeMap, AttributeMapLoad
 from dexviz.sdk.channel import Channel, ChannelMap, ChannelMapLoad
 from dexviz.sdk.decision import StepMovement
+from dexviz.sdk.stream import Stream
 
 if TYPE_CHECKING:
     from dexviz.sdk.context import Context
@@ -73,17 +74,20 @@ class PersistenceSchema:
         """Sort Attribute, AttributeMap, Channel and ChannelMap definitions into a schema."""
         attributes: list[Attribute[Any] | AttributeMap[Any]] = []
         channels: list[Channel[Any] | ChannelMap[Any]] = []
+        streams: list[Stream[Any]] = []
         for definition in definitions:
             if isinstance(definition, (Attribute, AttributeMap)):
                 attributes.append(definition)
             elif isinstance(definition, (Channel, ChannelMap)):
                 channels.append(definition)
+            elif isinstance(definition, Stream):
+                streams.append(definition)
             else:
                 raise TypeError(
-                    "PersistenceSchema.of takes Attribute, AttributeMap, Channel or ChannelMap "
-                    f"definitions, got {type(definition).__name__}"
+                    "PersistenceSchema.of takes Attribute, AttributeMap, Channel, ChannelMap or "
+                    f"Stream definitions, got {type(definition).__name__}"
                 )
-        return cls(tuple(attributes), tuple(channels))
+        return cls(tuple(attributes), tuple(channels), tuple(streams))
 
 
 class Flow(Generic[StartT]):

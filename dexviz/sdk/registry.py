@@ -215,7 +215,7 @@ class _FlowBuilder:
                 f"Flow {self.flow_type!r}: get_persistence_schema must return a PersistenceSchema"
             )
         seen: set[str] = set()
-        for item in (*schema.attributes, *schema.channels):
+        for item in (*schema.attributes, *schema.channels, *schema.streams):
             if item.name in seen:
                 raise FlowDefinitionError(
                     f"Flow {self.flow_type!r} declares the name {item.name!r} twice"
@@ -223,6 +223,7 @@ class _FlowBuilder:
             seen.add(item.name)
         definition.attributes = {a.name: a for a in schema.attributes}
         definition.channels = {c.name: c for c in schema.channels}
+        definition.streams = {s.name: s for s in schema.streams}
         for channel in schema.channels:
             self._check_codec(channel.value_type, f"<Channel {channel.name}>")
         for attribute in schema.attributes:

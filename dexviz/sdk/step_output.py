@@ -40,3 +40,8 @@ def heartbeat(value: Any = ABSENT) -> StepOutput:
     (``context.get_last_heartbeat_value``); with no value the stored one is cleared.
     """
     return StepOutput("heartbeat", value, _token=_TOKEN)
+
+
+def stream_output(stream: Any, value: Any) -> StepOutput:
+    """The StepOutput of ``Stream.write`` in a sync generator handler (yield it)."""
+    return StepOutput("stream", (stream, value), _token=_TOKEN)
