@@ -42,12 +42,6 @@ class AsyncClient:
         """Close the client (idempotent)."""
         self._client.close()
 
-    async def _blocking(self, call: Any, *args: Any) -> Any:
-        if self._rt.sim is not None:
-            return call(*args)
-        future = asyncio.get_running_loop().run_in_executor(None, call, *args)
-        return await future
-
     async def start_flow(
         self, flow: Any, flow_id: str, input: Any = None, options: StartFlowOptions | None = None
     ) -> str:
@@ -72,7 +66,7 @@ class AsyncClient:
         self, rpc_method: Any, flow_id: str, input: Any = None, **kwargs: Any
     ) -> Any:
         """Run an RPC and return its output."""
-        return await self._blocking(
+        return await self._wait(
             lambda: self._client.invoke_rpc(rpc_method, flow_id, input, **kwargs)
         )
 

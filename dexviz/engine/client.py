@@ -19,6 +19,7 @@ from dexviz.engine.rpc import invoke_rpc
 from dexviz.engine.runtime import relaxed_gc
 from dexviz.engine.search import search
 from dexviz.engine.state import Phase
+from dexviz.sdk.attribute import AttributeMap
 from dexviz.sdk.attribute_match import AttributeMatch
 from dexviz.sdk.errors import FlowNotActiveError, LongPollTimeoutError, WaitHandlerTimeoutError
 from dexviz.sdk.flow_options import (
@@ -308,7 +309,7 @@ class Client:
 
 
 def _match_args(attribute: Any, args: tuple[Any, ...]) -> tuple[str | None, AttributeMatch, Any]:
-    is_map = type(attribute).__name__ == "AttributeMap"
+    is_map = isinstance(attribute, AttributeMap)
     values = list(args)
     instance = values.pop(0) if is_map else None
     if not values or not isinstance(values[0], AttributeMatch):

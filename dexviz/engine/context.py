@@ -199,7 +199,7 @@ class InvocationContext(AsyncContext):
         for key, (_, value) in self.staged.writes.items():
             if key.startswith(prefix):
                 (keys.discard if value is DELETED else keys.add)(key)
-        return tuple(sorted(_unquote(k[len(prefix) :]) for k in keys))
+        return tuple(sorted(unquote(k[len(prefix) :]) for k in keys))
 
     # -- channels -------------------------------------------------------------------------
     def _declared_channel(self, definition: Any) -> None:
@@ -239,7 +239,7 @@ class InvocationContext(AsyncContext):
         prefix = definition.name + "/"
         keys = {k for k, q in self._run.queues.items() if k.startswith(prefix) and q}
         keys.update(k for k, _ in self.staged.publishes if k.startswith(prefix))
-        return tuple(sorted(_unquote(k[len(prefix) :]) for k in keys))
+        return tuple(sorted(unquote(k[len(prefix) :]) for k in keys))
 
     def _pending_messages(
         self, definition: Any, instance: str | None
@@ -317,7 +317,3 @@ class InvocationContext(AsyncContext):
         if self._execution is None or self._subflows is None:
             raise RuntimeError(f"{self._where}: SubFlow ids exist only inside a Step")
         return self._subflows.flow_id(self._execution, index)  # type: ignore[no-any-return]
-
-
-def _unquote(text: str) -> str:
-    return unquote(text)

@@ -8,7 +8,6 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from typing import Any
 
 from dexviz.engine.scheduler import TimerHandle, Unit, _Timer
 
@@ -112,8 +111,3 @@ class LiveScheduler:
     def alive(self) -> bool:
         """Whether the engine thread still runs."""
         return self._thread.is_alive()
-
-
-def describe(value: Any) -> str:
-    """A short description of a unit for error reports."""
-    return getattr(value, "__qualname__", type(value).__name__)

@@ -11,6 +11,7 @@ from dexviz.engine.state import FlowRun, Phase
 from dexviz.engine.timeouts import TIMEOUT_STEP_TYPE
 from dexviz.history.kinds import EventKind
 from dexviz.sdk.attribute import AttributeMap
+from dexviz.sdk.channel import ChannelMap
 from dexviz.sdk.codec import to_json_ready
 from dexviz.sdk.errors import ChannelMessageNotFoundError, FlowNotActiveError, FlowNotFoundError
 from dexviz.sdk.flow_options import FlowConfig, StopFlowOptions, StopType
@@ -43,7 +44,7 @@ def active_run(rt: Runtime, flow_id: str, operation: str) -> FlowRun:
 
 
 def _split(definition: Any, args: tuple[Any, ...], what: str) -> tuple[str | None, tuple[Any, ...]]:
-    if isinstance(definition, (AttributeMap,)) or type(definition).__name__ == "ChannelMap":
+    if isinstance(definition, (AttributeMap, ChannelMap)):
         if not args:
             raise TypeError(f"{what} on map {definition.name!r} needs an instance key")
         return args[0], args[1:]

@@ -29,7 +29,6 @@ from dexviz.engine.time_travel import TimeTravel
 from dexviz.engine.timeouts import FlowTimeouts
 from dexviz.engine.waits import WaitManager
 from dexviz.history.event import Event
-from dexviz.sdk.condition import SubFlowCondition
 from dexviz.sdk.flow_options import StartFlowOptions
 from dexviz.sdk.registry import Registry
 from dexviz.sdk.results import FlowResult, FlowStatus
@@ -254,11 +253,6 @@ class Runtime:
                 self.waits.complete_timer(run, ex, timer, True)
         self._stale_skips[run.run_id] = keep
 
-    def subflow_done(self, run_id: str, ex: Execution, condition: SubFlowCondition) -> bool:
-        """Whether the child Flow of a SubFlow condition has closed."""
-        del run_id
-        return self.subflows.is_done(ex, condition)
-
     def cancel_flow_timers(self, run: FlowRun) -> None:
         """Stop the Flow-timeout timer of a closing run (R139)."""
         self.timeouts.cancel(run)
@@ -274,10 +268,6 @@ class Runtime:
         return self.scheduler.call_at(due_ns, unit)
 
     # -- reading --------------------------------------------------------------------------
-    def run_of(self, flow_id: str) -> FlowRun | None:
-        """The current run of ``flow_id``."""
-        return self.runs.get(flow_id)
-
     def result(self, flow_id: str) -> FlowResult:
         """The FlowResult of the current run (RUNNING while open or about to be retried)."""
         run = self.runs[flow_id]

@@ -6,6 +6,8 @@ import inspect
 from pathlib import Path
 from typing import Any
 
+from dexviz.sdk.attribute import AttributeMap
+from dexviz.sdk.channel import ChannelMap
 from dexviz.sdk.definitions import FlowDefinition
 
 
@@ -28,7 +30,7 @@ def flow_spec(definition: FlowDefinition) -> dict[str, Any]:
         "channels": [
             {
                 "name": c.name,
-                "kind": "channel_map" if type(c).__name__ == "ChannelMap" else "channel",
+                "kind": "channel_map" if isinstance(c, ChannelMap) else "channel",
                 "value_type": _type_label(c.value_type),
             }
             for c in definition.channels.values()
@@ -36,7 +38,7 @@ def flow_spec(definition: FlowDefinition) -> dict[str, Any]:
         "attributes": [
             {
                 "name": a.name,
-                "kind": "attribute_map" if type(a).__name__ == "AttributeMap" else "attribute",
+                "kind": "attribute_map" if isinstance(a, AttributeMap) else "attribute",
                 "value_type": _type_label(a.value_type),
             }
             for a in definition.attributes.values()

@@ -303,6 +303,3 @@ class TimeTravel:
             for g in folded.wait.get("combinations", ())
         )
         return Wait(kind, tuple(conditions), groups)
-
-
-__all__ = ["TimeTravel", "fork_index"]

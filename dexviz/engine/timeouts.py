@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from dexviz.engine.decide import Move
 from dexviz.engine.scheduler import TimerHandle
 from dexviz.engine.state import Execution, FlowRun
 from dexviz.sdk.decision import StepDecision
@@ -145,10 +144,3 @@ class FlowTimeouts:
         handle = self._timers.pop(run.run_id, None)
         if handle is not None:
             handle.cancel()
-
-    def pending(self, run: FlowRun) -> bool:
-        """Whether the run's Flow-timeout timer is still pending."""
-        return run.run_id in self._timers
-
-
-__all__ = ["TIMEOUT_STEP_TYPE", "FlowTimeouts", "Move"]

@@ -22,7 +22,6 @@ from dexviz.engine.effects import (
 from dexviz.engine.plan import Satisfaction, candidates, evaluate
 from dexviz.engine.state import Execution, FlowRun, Message, Phase, TimerState, WaiterSet
 from dexviz.history.kinds import EventKind
-from dexviz.sdk.codec import to_json_ready
 from dexviz.sdk.condition import ChannelCondition, SubFlowCondition, TimerCondition
 from dexviz.sdk.wait import Wait
 
@@ -172,7 +171,7 @@ class WaitManager:
             if isinstance(condition, TimerCondition):
                 flags[i] = next(timers).done
             elif isinstance(condition, SubFlowCondition):
-                flags[i] = self._rt.subflow_done(run_id=ex.execution_id, ex=ex, condition=condition)
+                flags[i] = self._rt.subflows.is_done(ex, condition)
         return flags
 
     def try_satisfy(self, run: FlowRun, ex: Execution) -> bool:
@@ -267,11 +266,3 @@ class WaitManager:
             messages.sort(key=lambda m: m.number)
             run.queue(key).extendleft(reversed(messages))
         return returned
-
-
-def message_ids(messages: Iterable[Message]) -> list[str]:
-    """The ids of ``messages``."""
-    return [m.message_id for m in messages]
-
-
-__all__ = ["WaitManager", "describe_wait", "message_ids", "to_json_ready"]
