@@ -1,4 +1,4 @@
-"""The import layers of docs/TEAM-RULES.md and DESIGN.md, checked by scanning every module's AST.
+"""The import layers of CONTRIBUTING.md and DESIGN.md, checked by scanning every module's AST.
 
 Every ``import`` in dexviz/**/*.py counts: absolute and relative, at module level or inside a
 function, plus ``importlib.import_module("...")`` / ``__import__("...")`` with a literal name.
@@ -233,7 +233,7 @@ def check_file(package_dir: Path, path: Path) -> Iterator[Violation]:
         yield Violation(
             relative,
             1,
-            f"module is in no layer of docs/TEAM-RULES.md (layer {layer!r}); add it to the "
+            f"module is in no layer of CONTRIBUTING.md (layer {layer!r}); add it to the "
             f"table there and in tests/test_layering.py, or move it into a layer",
         )
         return
@@ -255,7 +255,7 @@ def check_tree(package_dir: Path) -> list[Violation]:
 
 
 def _report(violations: list[Violation]) -> str:
-    lines = [f"{len(violations)} import(s) break the layer rules of docs/TEAM-RULES.md:"]
+    lines = [f"{len(violations)} import(s) break the layer rules of CONTRIBUTING.md:"]
     lines += [f"  {violation}" for violation in violations]
     return "\n".join(lines)
 
