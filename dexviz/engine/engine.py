@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from dexviz.engine.async_client import AsyncClient
+from dexviz.engine.choice import Chooser
 from dexviz.engine.client import Client
 from dexviz.engine.faults import FaultPlan
 from dexviz.engine.flow_state import FlowState
@@ -63,6 +64,7 @@ class Engine:
         store: where commits go (an in-memory store by default).
         faults: a FaultPlan of failed attempts and cancellations to inject.
         epoch: where virtual time starts (default 2026-01-01T00:00:00Z).
+        chooser: decides every open choice instead of the seed (see ``dexviz.engine.choice``).
     """
 
     def __init__(
@@ -74,6 +76,7 @@ class Engine:
         faults: FaultPlan | None = None,
         epoch: datetime | None = None,
         mode: str = "simulation",
+        chooser: Chooser | None = None,
     ) -> None:
         if mode not in ("simulation", "live"):
             raise ValueError(f"mode must be 'simulation' or 'live', got {mode!r}")
@@ -87,6 +90,7 @@ class Engine:
             faults=faults,
             epoch_ns=epoch_ns,
             live=mode == "live",
+            chooser=chooser,
         )
 
     def __enter__(self) -> Engine:

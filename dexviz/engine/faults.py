@@ -6,17 +6,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from dexviz.engine.choice import Chooser, FaultBudget, FaultPoint, step_name
 from dexviz.history.event import Event
 from dexviz.history.kinds import EventKind
-
-
-def _step_name(step: Any) -> str:
-    if isinstance(step, str):
-        return step
-    if isinstance(step, type):
-        return step.__name__
-    getter = getattr(step, "get_step_type", None)
-    return str(getter()) if callable(getter) else type(step).__name__
 
 
 class InjectedFailure(RuntimeError):
@@ -62,11 +54,18 @@ class CancelExecution:
 
 @dataclass
 class FaultPlan:
-    """The faults to inject in one simulation; the same plan and seed replay identically."""
+    """The faults to inject in one simulation; the same plan and seed replay identically.
+
+    ``budget`` adds failures that may fire at any attempt it covers: the engine's chooser
+    decides where (an explorer tries every place; a seeded simulation fires none).
+    """
 
     failures: list[FailAttempt] = field(default_factory=list)
     cancellations: list[CancelExecution] = field(default_factory=list)
     _fired: set[int] = field(default_factory=set)
+    budget: FaultBudget | None = None
+    chooser: Chooser | None = field(default=None, repr=False, compare=False)
+    spent: int = 0
 
     @classmethod
     def of(cls, *faults: FailAttempt | CancelExecution) -> FaultPlan:
@@ -90,7 +89,7 @@ class FaultPlan:
             raise ValueError(f"method must be 'wait_for' or 'execute', got {method!r}")
         if attempt < 1:
             raise ValueError(f"attempt must be >= 1, got {attempt}")
-        return FailAttempt(_step_name(step), method, attempt, error, execution_id)
+        return FailAttempt(step_name(step), method, attempt, error, execution_id)
 
     @staticmethod
     def cancel(
@@ -125,7 +124,14 @@ class FaultPlan:
                 return rule.error or InjectedFailure(
                     f"injected failure: {execution_id} {method} attempt {attempt}"
                 )
-        return None
+        budget = self.budget
+        if budget is None or self.spent >= budget.count or not budget.covers(step_type, method):
+            return None
+        point = FaultPoint(step_type, method, attempt, execution_id)
+        if self.chooser is None or not self.chooser.fault(point):
+            return None
+        self.spent += 1
+        return InjectedFailure(f"injected failure (budget): {point}")
 
     def cancellations_for(self, event: Event) -> list[tuple[str, str]]:
         """The (flow id, execution id) pairs to cancel after ``event``; each rule fires once."""

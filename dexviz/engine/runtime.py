@@ -11,6 +11,7 @@ from concurrent.futures import Future
 from contextlib import contextmanager
 from typing import Any
 
+from dexviz.engine.choice import Chooser, SeededChooser
 from dexviz.engine.decide import Decisions
 from dexviz.engine.faults import FaultPlan
 from dexviz.engine.invoke import Invoker
@@ -62,6 +63,7 @@ class Runtime:
         faults: FaultPlan | None = None,
         epoch_ns: int = SIMULATION_EPOCH_NS,
         live: bool = False,
+        chooser: Chooser | None = None,
     ) -> None:
         self.registry = registry
         self.codecs = registry.codec_registry
@@ -77,13 +79,16 @@ class Runtime:
         if live:
             self.scheduler = LiveScheduler(seed, self.lock, self.errors.append, self.commit)
             self.runner = LiveRunner(self.scheduler, self.clock_millis)
+            self.chooser: Chooser = chooser or SeededChooser(self.scheduler.rng)
         else:
-            self.sim = self.scheduler = Scheduler(seed, epoch_ns)
+            self.sim = self.scheduler = Scheduler(seed, epoch_ns, chooser)
+            self.chooser = self.sim.chooser
             self.loop = VirtualLoop(self.sim)
             self.runner = SimRunner(self.loop, self.clock_millis)
         self.store: Store = store if store is not None else MemoryStore()
         self.recorder = Recorder(self.store, self.now)
         self.faults = faults if faults is not None else FaultPlan()
+        self.faults.chooser = self.chooser
         self.waits = WaitManager(self)
         self.invoker = Invoker(self)
         self.decisions = Decisions(self)

@@ -1,4 +1,4 @@
-"""The simulation scheduler: a virtual clock, seeded choice among ready work, and a timer heap."""
+"""The simulation scheduler: a virtual clock, the chooser's pick among ready work, a timer heap."""
 
 from __future__ import annotations
 
@@ -6,6 +6,8 @@ import heapq
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
+
+from dexviz.engine.choice import Chooser, SeededChooser
 
 Unit = Callable[[], None]
 
@@ -40,16 +42,20 @@ class TimerHandle:
 
 
 class Scheduler:
-    """Runs units one at a time: a seeded random pick among ready units, else the next timer.
+    """Runs units one at a time: the chooser's pick among ready units, else the next timer.
 
     The engine never promises FIFO among ready work (Dex does not), so picking by seed explores
-    other orders while the same seed replays the same one exactly.
+    other orders while the same seed replays the same one exactly. Timers due at the same
+    instant become ready together, so the same pick orders them.
     """
 
-    def __init__(self, seed: int, epoch_ns: int = SIMULATION_EPOCH_NS) -> None:
+    def __init__(
+        self, seed: int, epoch_ns: int = SIMULATION_EPOCH_NS, chooser: Chooser | None = None
+    ) -> None:
         self.now_ns = epoch_ns
         self.epoch_ns = epoch_ns
         self._rng = random.Random(seed)
+        self.chooser: Chooser = chooser if chooser is not None else SeededChooser(self._rng)
         self._ready: list[Unit] = []
         self._timers: list[_Timer] = []
         self._timer_seq = 0
@@ -92,11 +98,26 @@ class Scheduler:
             self.now_ns = due
             self._release_due()
         ready = self._ready
-        index = self._rng.randrange(len(ready)) if len(ready) > 1 else 0
+        index = self.chooser.ready(ready) if len(ready) > 1 else 0
         unit = ready[index]
         ready[index] = ready[-1]
         ready.pop()
         return unit
+
+    def runnable(self, until_ns: int | None = None) -> list[Unit]:
+        """The units ``pop`` would choose among, in the order its chooser sees them.
+
+        Like ``pop``, advances virtual time to the next timer when nothing is ready; the list is
+        empty when there is no work (or the next timer lies beyond ``until_ns``).
+        """
+        self._release_due()
+        if not self._ready:
+            due = self.next_due_ns()
+            if due is None or (until_ns is not None and due > until_ns):
+                return []
+            self.now_ns = due
+            self._release_due()
+        return list(self._ready)
 
     def advance_to(self, time_ns: int) -> None:
         """Move virtual time forward to ``time_ns`` (never backward)."""

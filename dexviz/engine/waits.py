@@ -234,19 +234,19 @@ class WaitManager:
                 timer.handle.cancel()
 
     def wake(self, run: FlowRun, channels: Iterable[str]) -> None:
-        """Offer new messages of ``channels`` to their waiters, chosen by seed (R46, R168).
+        """Offer new messages of ``channels`` to their waiters, picked by the chooser (R46, R168).
 
-        A random start then a forward probe: no list of all waiters is built, and the loop
+        A chosen start then a forward probe: no list of all waiters is built, and the loop
         stops as soon as the queue is empty.
         """
-        rng = self._rt.scheduler.rng
+        chooser = self._rt.chooser
         for key in sorted(channels):
             waiters = run.waiters.get(key)
             queue = run.queues.get(key)
             unready: set[str] = set()
             while waiters and queue and len(unready) < len(waiters):
                 items = waiters.items
-                position = rng.randrange(len(items)) if len(items) > 1 else 0
+                position = chooser.waiter(items, unready) if len(items) > 1 else 0
                 while items[position].execution_id in unready:
                     position = (position + 1) % len(items)
                 ex = items[position]
