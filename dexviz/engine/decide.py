@@ -70,6 +70,11 @@ class Decisions(Closing):
                 f"returned {type(result).__name__} instead of a StepDecision",
             )
         _check_combination(run, ex, result)
+        if result.has_output and result.output is not None:
+            # Outputs are stored with the dynamic encoding: one it cannot encode fails now.
+            self._rt.codecs.roundtrip(
+                Any, result.output, operation=f"{self._rt.invoker.where(run, ex, 'execute')} output"
+            )
         prepared = Prepared(result)
         if result.kind is DecisionKind.NEXT:
             if not result.movements:

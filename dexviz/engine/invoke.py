@@ -23,6 +23,8 @@ DEFAULT_RETRY = RetryPolicy(total_duration=timedelta(hours=4))
 """Dex's default: backoff 1 s x2 up to 100 s, attempts unlimited within 4 hours (R103, R104)."""
 DEFAULT_METHOD_TIMEOUT_NS = 2 * 3600 * 1_000_000_000
 """A regular attempt may run two hours by default (R106, newer docs)."""
+MAX_RETRY_AFTER_S = 366 * 24 * 3600
+"""The longest delay a RetryAfterError may ask for: a year (a longer one is a mistake)."""
 
 
 def error_type_name(error: BaseException) -> str:
@@ -269,6 +271,9 @@ class Invoker:
     ) -> None:
         """Record a failed attempt; retry after the backoff, or take the method's failure exit."""
         rt = self._rt
+        if isinstance(error, RetryAfterError):
+            error = _checked_retry_after(error, self.where(run, ex, ex.method))
+            reason = "error" if isinstance(error, RetryAfterError) else "invalid_result"
         cause = error.cause if isinstance(error, RetryAfterError) else error
         policy = (
             ex.options.wait_for_retry if ex.method == "wait_for" else ex.options.execute_retry
@@ -330,6 +335,28 @@ class Invoker:
         where = self.where(run, ex, "wait_for")
         message = f"{where} failed after {ex.attempt} attempt(s): {info.error_type}: {info.detail}"
         rt.decisions.fail_flow_worker(run, ex, message)
+
+
+def _checked_retry_after(error: RetryAfterError, where: str) -> BaseException:
+    """The error itself when well formed, else a FlowDefinitionError saying what is wrong.
+
+    A RetryAfterError built by hand (not with ``retry_after``) may carry anything; a malformed
+    one fails the attempt under the method's retry policy instead of escaping the engine.
+    """
+    seconds = getattr(error, "after_seconds", None)
+    cause = getattr(error, "cause", None)
+    problem = None
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
+        problem = f"after_seconds must be a number of seconds, got {type(seconds).__name__}"
+    elif not (0 < seconds <= MAX_RETRY_AFTER_S):
+        problem = f"after_seconds must be in (0, {MAX_RETRY_AFTER_S}], got {seconds!r}"
+    elif not isinstance(cause, BaseException):
+        problem = f"cause must be an exception, got {type(cause).__name__}"
+    if problem is None:
+        return error
+    return FlowDefinitionError(
+        f"{where} raised a malformed RetryAfterError: {problem} (build it with retry_after())"
+    )
 
 
 def _heartbeat(ex: Execution, value: Any, now_ns: int) -> None:

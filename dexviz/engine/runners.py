@@ -22,6 +22,29 @@ from dexviz.sdk.step_output import StepOutput
 Done = Callable[[Any, BaseException | None, bool], None]
 """Called with (result, error, cancelled) on the engine's side once a handler finished."""
 
+HANDLER_EXITS = (KeyboardInterrupt, SystemExit)
+"""BaseExceptions a handler may raise that still only fail its attempt, in both modes alike."""
+
+
+class _Exited:
+    """What a coroutine handler's wrapper returns for KeyboardInterrupt or SystemExit.
+
+    asyncio re-raises those two out of the event loop (stopping simulation, or killing live
+    mode's loop thread), so the wrapper catches them and hands them back as a result.
+    """
+
+    __slots__ = ("error",)
+
+    def __init__(self, error: BaseException) -> None:
+        self.error = error
+
+
+async def _guarded(awaitable: Any) -> Any:
+    try:
+        return await awaitable
+    except HANDLER_EXITS as error:
+        return _Exited(error)
+
 
 def _call(handler: Any, args: tuple[Any, ...], clock: Callable[[], int]) -> Any:
     token = handler_clock.set(clock)
@@ -63,7 +86,7 @@ class SimRunner:
         """Call the handler now and report at once; returns None (nothing to cancel)."""
         try:
             result = _call(handler, args, self._clock)
-        except Exception as error:  # noqa: BLE001 - any handler error is a failed attempt
+        except (Exception, *HANDLER_EXITS) as error:  # noqa: BLE001 - a failed attempt
             done(None, error, False)
             return None
         done(result, None, False)
@@ -73,7 +96,7 @@ class SimRunner:
         """Start the coroutine as a Task; report when it finishes. Returns the Task."""
         context = contextvars.copy_context()
         context.run(handler_clock.set, self._clock)
-        task = self._loop.start_task(context.run(handler, *args), context)
+        task = self._loop.start_task(_guarded(context.run(handler, *args)), context)
         task.add_done_callback(lambda t: done(*_task_outcome(t)))
         return task
 
@@ -84,7 +107,10 @@ def _task_outcome(
     if task.cancelled():
         return None, None, True
     error = task.exception()
-    return (None, error, False) if error is not None else (task.result(), None, False)
+    if error is not None:
+        return None, error, False
+    result = task.result()
+    return (None, result.error, False) if isinstance(result, _Exited) else (result, None, False)
 
 
 class LiveRunner:
@@ -118,7 +144,7 @@ class LiveRunner:
 
         async def run() -> Any:
             handler_clock.set(clock)
-            return await handler(*args)
+            return await _guarded(handler(*args))
 
         future = asyncio.run_coroutine_threadsafe(run(), self.loop())
         future.add_done_callback(

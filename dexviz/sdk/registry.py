@@ -104,11 +104,12 @@ class _FlowBuilder:
             raise TypeError(f"Registry takes Flow instances, got {type(flow).__name__}")
         self.flow = flow
         self.registry = registry
-        self.flow_type = flow.get_flow_type()
+        self.flow_type = _call_hook(f"Flow class {type(flow).__name__}", flow.get_flow_type)
         _check_identifier(f"Flow type {self.flow_type!r}", self.flow_type)
 
     def build(self) -> FlowDefinition:
-        step_list = self.flow.get_steps()
+        flow_where = f"Flow {self.flow_type!r}"
+        step_list = _call_hook(flow_where, self.flow.get_steps)
         if len(step_list.start) > 1:
             names = ", ".join(s.get_step_type() for s in step_list.start)
             raise FlowDefinitionError(f"Flow {self.flow_type!r} has two start Steps: {names}")
@@ -125,9 +126,10 @@ class _FlowBuilder:
             timeout_handler_is_async=inspect.iscoroutinefunction(type(self.flow).handle_timeout),
         )
         self._index_steps(definition, steps)
-        self._index_schema(definition, self.flow.get_persistence_schema())
+        self._index_schema(definition, _call_hook(flow_where, self.flow.get_persistence_schema))
         self._index_rpcs(definition)
         self._check_routes(definition)
+        self._check_step_locks(definition)
         return definition
 
     def _where(self, step_type: str, method: str | None = None) -> str:
@@ -144,7 +146,9 @@ class _FlowBuilder:
             raise FlowDefinitionError(
                 f"Flow {self.flow_type!r}: StepList takes Step instances, got {type(step).__name__}"
             )
-        step_type = step.get_step_type()
+        step_type = _call_hook(
+            f"Flow {self.flow_type!r}, Step class {type(step).__name__}", step.get_step_type
+        )
         _check_identifier(f"{self._where(step_type)}: Step type", step_type)
         cls = type(step)
         input_type = self._input_type(cls.execute, step_type, "execute")
@@ -170,7 +174,7 @@ class _FlowBuilder:
                 "allow_async_handlers=True (dexviz.Engine and dexviz.simulate do)"
             )
         self._check_codec(input_type, step_type)
-        options = step.get_step_options()
+        options = _call_hook(self._where(step_type), step.get_step_options)
         if options is not None and not isinstance(options, StepOptions):
             raise FlowDefinitionError(
                 f"{self._where(step_type)}: get_step_options must return StepOptions or None, "
@@ -261,6 +265,23 @@ class _FlowBuilder:
             input_type = hints[name]
         return RpcDefinition(options.name, attr, options, name is not None, input_type, is_async)
 
+    def _check_step_locks(self, definition: FlowDefinition) -> None:
+        for step in definition.steps.values():
+            options = step.options
+            if options is None:
+                continue
+            for method, locks in (
+                ("wait_for", options.wait_for_lock_attributes),
+                ("execute", options.execute_lock_attributes),
+            ):
+                for lock in locks:
+                    name = getattr(getattr(lock, "attribute", None), "name", None)
+                    if name not in definition.attributes:
+                        raise FlowDefinitionError(
+                            f"{self._where(step.step_type, method)} locks the undeclared "
+                            f"Attribute {name!r} (declare it in get_persistence_schema)"
+                        )
+
     def _check_routes(self, definition: FlowDefinition) -> None:
         for step in definition.steps.values():
             target = step.options.execute_failure_proceed_to if step.options else None
@@ -273,6 +294,17 @@ class _FlowBuilder:
                     f"{self._where(step.step_type)}: on_execute_failure_proceed_to names "
                     f"{step_target_name(target)}, which is missing from the StepList ({error})"
                 ) from error
+
+
+def _call_hook(where: str, hook: Callable[[], Any]) -> Any:
+    """Call a definition hook (get_steps, get_step_options, ...); its error names the Flow."""
+    try:
+        return hook()
+    except Exception as error:  # noqa: BLE001 - user code: any error is a bad definition
+        name = getattr(hook, "__name__", "hook")
+        raise FlowDefinitionError(
+            f"{where}: {name}() raised {type(error).__name__}: {error}"
+        ) from error
 
 
 def _check_identifier(what: str, value: str) -> None:

@@ -1,0 +1,269 @@
+"""Bad handlers at run time fail their attempt with a clear error; the engine stays usable.
+
+A handler raising KeyboardInterrupt or SystemExit, a hand-built RetryAfterError with a delay
+that is not a positive number of seconds, and an output the codecs cannot encode each fail the
+attempt (R21, R102, R105) — in simulation and live mode alike — and the Flow fails with a
+message naming the Flow and the Step execution. After every case the same engine runs a healthy
+Flow to completion.
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime
+from typing import Any
+
+import pytest
+
+from dexviz import (
+    Attribute,
+    Context,
+    Engine,
+    EventKind,
+    FlowStatus,
+    RetryPolicy,
+    Step,
+    StepDecision,
+    StepOptions,
+    Wait,
+    dead_end,
+    force_complete,
+    graceful_complete,
+)
+from dexviz.sdk.errors import RetryAfterError
+from tests.engine.flows_live import MODES, NO_RETRY, SOON, LFlow, engine_in, of_kind
+
+ANY_NOTE = Attribute("anyNote", Any)  # type: ignore[type-abstract]
+
+
+class Healthy(Step[int]):
+    def execute(self, context: Context, n: int) -> StepDecision:
+        return graceful_complete(n + 1)
+
+
+class Raises(Step[int]):
+    """Raises ``error`` from ``method`` (sync or coroutine handler), never retried."""
+
+    def __init__(self, error: BaseException, method: str, is_async: bool) -> None:
+        self.error = error
+        self.method = method
+        self.is_async = is_async
+
+    def get_step_options(self) -> StepOptions:
+        return NO_RETRY
+
+    def wait_for(self, context: Context, n: int) -> Wait:
+        if self.method == "wait_for":
+            raise self.error
+        return Wait.skip_immediately()
+
+    def execute(self, context: Context, n: int) -> StepDecision:
+        raise self.error
+
+
+class AsyncRaises(Raises):
+    async def wait_for(self, context: Context, n: int) -> Wait:  # type: ignore[override]
+        if self.method == "wait_for":
+            raise self.error
+        return Wait.skip_immediately()
+
+    async def execute(self, context: Context, n: int) -> StepDecision:  # type: ignore[override]
+        raise self.error
+
+
+def _run_bad(engine: Engine, flow: LFlow, flow_id: str = "bad-1") -> Any:
+    client = engine.client()
+    client.start_flow(flow, flow_id, 1)
+    return client.wait_for_flow(flow_id, timeout=SOON)
+
+
+def _assert_still_usable(engine: Engine) -> None:
+    """The engine that just ran a bad handler runs a healthy Flow to the end."""
+    client = engine.client()
+    client.start_flow("Healthy", "healthy-1", 41)
+    result = client.wait_for_flow("healthy-1", timeout=SOON)
+    assert result.status is FlowStatus.COMPLETED
+    assert result.single_output(int) == 42
+
+
+def _engine_flows(bad: Step[int], flow_type: str = "Bad") -> list[LFlow]:
+    return [LFlow(flow_type, bad, schema=[ANY_NOTE]), LFlow("Healthy", Healthy())]
+
+
+EXITS = [KeyboardInterrupt("stop"), SystemExit(3), SystemExit("bye")]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
+@pytest.mark.parametrize("method", ["wait_for", "execute"])
+@pytest.mark.parametrize("error", EXITS, ids=lambda e: f"{type(e).__name__}-{e}")
+def test_r21_keyboard_interrupt_and_system_exit_fail_the_attempt(
+    mode: str, is_async: bool, method: str, error: BaseException
+) -> None:
+    step = (AsyncRaises if is_async else Raises)(error, method, is_async)
+    flows = _engine_flows(step)
+    with engine_in(flows, mode) as engine:
+        result = _run_bad(engine, flows[0])
+        assert result.status is FlowStatus.FAILED
+        assert result.error_message is not None
+        assert f"Flow 'Bad', Step Raises-1 {method}" in result.error_message.replace(
+            "AsyncRaises", "Raises"
+        )
+        assert f"builtins.{type(error).__name__}" in result.error_message
+        failed = of_kind(engine.history("bad-1"), EventKind.ATTEMPT_FAILED)
+        assert [e.payload["error_type"] for e in failed] == [f"builtins.{type(error).__name__}"]
+        _assert_still_usable(engine)
+
+
+def test_r21_a_later_run_does_not_re_raise_the_interrupt() -> None:
+    flows = _engine_flows(Raises(KeyboardInterrupt(), "execute", False))
+    engine = Engine(flows)
+    _run_bad(engine, flows[0])
+    engine.run()
+    engine.run()
+    assert engine.result("bad-1").status is FlowStatus.FAILED
+    _assert_still_usable(engine)
+
+
+class BadRetryAfter(Step[int]):
+    """Raises a hand-built RetryAfterError; three attempts at most."""
+
+    def __init__(self, after: Any, cause: Any, method: str, attempts: int = 3) -> None:
+        self.after = after
+        self.cause = cause
+        self.method = method
+        self.attempts = attempts
+
+    def get_step_options(self) -> StepOptions:
+        policy = RetryPolicy(maximum_attempts=self.attempts)
+        return StepOptions(wait_for_retry=policy, execute_retry=policy)
+
+    def wait_for(self, context: Context, n: int) -> Wait:
+        if self.method == "wait_for":
+            raise RetryAfterError(self.after, self.cause)
+        return Wait.skip_immediately()
+
+    def execute(self, context: Context, n: int) -> StepDecision:
+        raise RetryAfterError(self.after, self.cause)
+
+
+BAD_RETRY_AFTERS = [
+    (math.nan, ValueError("x"), "got nan"),
+    (math.inf, ValueError("x"), "got inf"),
+    (-math.inf, ValueError("x"), "got -inf"),
+    (-1, ValueError("x"), "got -1"),
+    (0, ValueError("x"), "got 0"),
+    (-0.5, ValueError("x"), "got -0.5"),
+    (1e30, ValueError("x"), "got 1e+30"),
+    (10**40, ValueError("x"), "got 1000000000000000000000000000000000000000"),
+    ("5", ValueError("x"), "got str"),
+    (None, ValueError("x"), "got NoneType"),
+    (True, ValueError("x"), "got bool"),
+    ([5], ValueError("x"), "got list"),
+    (ValueError("x"), 5, "got ValueError"),
+    (5, None, "cause must be an exception, got NoneType"),
+    (5, "text", "cause must be an exception, got str"),
+]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("method", ["wait_for", "execute"])
+@pytest.mark.parametrize(("after", "cause", "detail"), BAD_RETRY_AFTERS, ids=repr)
+def test_r105_malformed_retry_after_fails_the_attempt_under_the_policy(
+    mode: str, method: str, after: Any, cause: Any, detail: str
+) -> None:
+    # Live mode would sleep through the policy's real backoff: one attempt is enough there.
+    attempts = 3 if mode == "simulation" else 1
+    flows = _engine_flows(BadRetryAfter(after, cause, method, attempts))
+    with engine_in(flows, mode) as engine:
+        result = _run_bad(engine, flows[0])
+        assert result.status is FlowStatus.FAILED
+        message = result.error_message or ""
+        where = f"Flow 'Bad', Step BadRetryAfter-1 {method} failed after {attempts} attempt(s)"
+        assert where in message
+        assert "dexviz.sdk.errors.FlowDefinitionError" in message
+        assert "malformed RetryAfterError" in message and detail in message
+        failed = of_kind(engine.history("bad-1"), EventKind.ATTEMPT_FAILED)
+        assert [e.payload["reason"] for e in failed] == ["invalid_result"] * attempts
+        _assert_still_usable(engine)
+
+
+def test_r105_a_well_formed_retry_after_still_sets_the_delay() -> None:
+    flows = _engine_flows(BadRetryAfter(7, ValueError("later"), "execute"))
+    with engine_in(flows, "simulation") as engine:
+        engine.client().start_flow(flows[0], "bad-1", 1)
+        engine.run()
+        failed = of_kind(engine.history("bad-1"), EventKind.ATTEMPT_FAILED)
+        assert [e.payload["retry_delay_ns"] for e in failed] == [7_000_000_000] * 2 + [None]
+        assert failed[0].payload["error_type"] == "builtins.ValueError"
+
+
+class Opaque:
+    """A value with no codec."""
+
+
+class BadOutput(Step[int]):
+    def __init__(self, output: Any, how: str) -> None:
+        self.output = output
+        self.how = how
+
+    def get_step_options(self) -> StepOptions:
+        return NO_RETRY
+
+    def execute(self, context: Context, n: int) -> StepDecision:
+        if self.how == "force_complete":
+            return force_complete(self.output)
+        return graceful_complete(self.output)
+
+
+class BadAttributeValue(BadOutput):
+    def execute(self, context: Context, n: int) -> StepDecision:
+        ANY_NOTE.set(context, self.output)
+        return dead_end()
+
+
+UNENCODABLE = [
+    (Opaque(), "got Opaque"),
+    ({1, 2}, "got set"),
+    (1 + 2j, "got complex"),
+    (lambda: 1, "got function"),
+    (math.nan, "finite float"),
+    ({(1, 2): 3}, "dict key"),
+    ([1, [2, Opaque()]], "got Opaque"),
+    ({"a": {"b": {1, 2}}}, "got set"),
+    (datetime(2026, 1, 1), "datetime"),
+    (range(3), "got range"),
+]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("how", ["graceful_complete", "force_complete"])
+@pytest.mark.parametrize(("value", "detail"), UNENCODABLE, ids=lambda v: type(v).__name__)
+def test_r21_unencodable_output_fails_the_attempt(
+    mode: str, how: str, value: Any, detail: str
+) -> None:
+    flows = _engine_flows(BadOutput(value, how))
+    with engine_in(flows, mode) as engine:
+        result = _run_bad(engine, flows[0])
+        assert result.status is FlowStatus.FAILED
+        message = result.error_message or ""
+        assert "Flow 'Bad', Step BadOutput-1 execute output failed" in message
+        assert "ValueMappingError" in message and detail in message
+        assert of_kind(engine.history("bad-1"), EventKind.COMPLETION_REQUESTED) == []
+        _assert_still_usable(engine)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize(("value", "detail"), UNENCODABLE, ids=lambda v: type(v).__name__)
+def test_r21_unencodable_attribute_value_fails_the_attempt(
+    mode: str, value: Any, detail: str
+) -> None:
+    flows = _engine_flows(BadAttributeValue(value, "set"), "Bad")
+    with engine_in(flows, mode) as engine:
+        result = _run_bad(engine, flows[0])
+        assert result.status is FlowStatus.FAILED
+        message = result.error_message or ""
+        assert "Flow 'Bad', Step BadAttributeValue-1 execute" in message
+        assert "ValueMappingError" in message and detail in message
+        assert "anyNote" not in engine.flow_state("bad-1").attributes
+        _assert_still_usable(engine)
