@@ -14,10 +14,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dexviz.analysis.exclusive import Holding, holdings
-from dexviz.engine import Engine, SimulationRun
-from dexviz.history import History
 from dexviz.widgets.graphs import GraphUnavailable
-from dexviz.widgets.model import DebuggerModel
+from dexviz.widgets.model import DebuggerModel, HistorySource
 
 if TYPE_CHECKING:
     from dexviz.widgets.timeline_cursor import TimelinePicture
@@ -40,11 +38,16 @@ class Debugger(DebuggerModel):
     notebook displays the widget (or the snapshot when ipywidgets is missing).
 
     Args:
-        source: A History, a SimulationRun (its history), or a simulation-mode Engine in
-            which the Flow was started (live: new events extend the history).
+        source: A History, a history file's path, a SimulationRun (its history), or a
+            simulation-mode Engine in which the Flow was started (live: new events extend
+            the history).
         flow_id: The Flow to follow when the Engine runs several.
-        flow_source: The Flow's source file, module or class, for the definition graph
-            (default: the source file recorded in the history, when it exists).
+        flow_source: The Flow's source file, module or class, for the definition graph.
+            By default the history's recorded ``source_file`` is read, but only from where
+            the user or Python put it: the recording module's import location (found without
+            importing it), the history file's folder, or the working folder; a file outside
+            them (an absolute or ``..`` path from someone else's history) is never opened.
+            A Flow typed into notebook cells is read from its cells while the kernel has it.
         collapse_at: ``"auto"`` collapses same-type siblings of runs with more than 40
             executions into ``Type ×N`` nodes; None never collapses; an int sets the group size.
         token_channel: A token Channel whose holdings the timeline draws in their own lanes.
@@ -55,7 +58,7 @@ class Debugger(DebuggerModel):
         TypeError: ``source`` is not a History, SimulationRun or Engine.
     """
 
-    def __init__(self, source: History | SimulationRun | Engine, *, flow_id: str | None = None,
+    def __init__(self, source: HistorySource, *, flow_id: str | None = None,
                  flow_source: object | None = None, collapse_at: int | str | None = "auto",
                  token_channel: str | None = None, graph: str = "lineage") -> None:
         super().__init__(source, flow_id=flow_id, flow_source=flow_source,

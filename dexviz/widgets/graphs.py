@@ -8,13 +8,15 @@ exception, so the other panels keep working.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from dexviz.analysis.executions import RunExecutions, build_executions
 from dexviz.analysis.lineage import LineageGraph, lineage_graph
-from dexviz.analysis.sources import recorded_source
+from dexviz.analysis.sources import find_recorded_source
 from dexviz.history import History
 from dexviz.widgets._index import HistoryIndex
 from dexviz.widgets.highlight import (
@@ -50,6 +52,21 @@ def _reason(error: Exception) -> str:
     return f"{type(error).__name__}: {error}"
 
 
+def _live_class(spec: Any) -> type | None:
+    """The recording Flow class when this process still has it (a Flow typed into cells).
+
+    Only an already-loaded module is looked at (``sys.modules``): nothing is imported.
+    """
+    module = sys.modules.get(str(spec.get("module")))
+    qualname = spec.get("qualname")
+    if module is None or not isinstance(qualname, str) or "<locals>" in qualname:
+        return None
+    found: Any = module
+    for part in qualname.split("."):
+        found = getattr(found, part, None)
+    return found if isinstance(found, type) else None
+
+
 class Pictures:
     """Builds, caches and marks the debugger's graphs and timeline.
 
@@ -59,11 +76,12 @@ class Pictures:
         collapse_at: ``"auto"``, None (never collapse) or the group size that collapses.
         flow_source: The Flow's source for the definition graph (default: the recorded file).
         token_channel: A Channel whose holdings the timeline draws in their own lanes.
+        history_dir: The folder of the history file, where a recorded source may lie.
     """
 
     def __init__(self, history: Callable[[], History], index: HistoryIndex, *,
                  collapse_at: int | str | None = "auto", flow_source: object | None = None,
-                 token_channel: str | None = None) -> None:
+                 token_channel: str | None = None, history_dir: Path | None = None) -> None:
         if collapse_at != "auto" and collapse_at is not None and not isinstance(collapse_at, int):
             raise ValueError(f"collapse_at must be 'auto', None or an int, got {collapse_at!r}")
         self._history = history
@@ -71,6 +89,7 @@ class Pictures:
         self.collapse_at = collapse_at
         self.flow_source = flow_source
         self.token_channel = token_channel
+        self.history_dir = history_dir
         self._svgs = SvgCache()
         self._runs: dict[tuple[str, int], RunLineage] = {}
         self._timelines: dict[tuple[str, int], TimelinePicture] = {}
@@ -132,17 +151,15 @@ class Pictures:
         from dexviz.viz.definition_view import definition_graph
 
         spec = self._history().flow_spec
-        source = self.flow_source
-        found = recorded_source(spec)
-        if source is None and found is not None:
-            source = str(found)
-        if source is None:
-            self._definition_error = (
-                "the Flow's source is not known (no source file recorded in the history); "
-                "pass flow_source= to Debugger")
-            return
         qualname = spec.get("qualname")
         flow = qualname.rsplit(".", 1)[-1] if isinstance(qualname, str) and qualname else None
+        source = self.flow_source
+        if source is None:
+            lookup = find_recorded_source(spec, history_dir=self.history_dir)
+            source = str(lookup.found) if lookup.found is not None else _live_class(spec)
+            if source is None:
+                self._definition_error = f"the Flow's source is not known: {lookup.explain()}"
+                return
         try:
             self._definition = definition_graph(source, flow)
         except Exception as error:  # noqa: BLE001 - any analysis failure is shown, not raised

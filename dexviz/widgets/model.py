@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from os import PathLike
+from pathlib import Path
 from typing import Any
 
 from dexviz.analysis.state import (
@@ -31,6 +33,8 @@ from dexviz.widgets.highlight import CursorMarks
 __all__ = ["CursorState", "DebuggerModel"]
 
 Listener = Callable[["DebuggerModel"], None]
+HistorySource = History | SimulationRun | Engine | str | PathLike[str]
+"""What a Debugger steps through: a History, a history file, a SimulationRun or an Engine."""
 
 
 @dataclass(frozen=True)
@@ -92,6 +96,8 @@ class CursorState:
 
 
 def _source(source: object, flow_id: str | None) -> tuple[History | None, LiveDriver | None]:
+    if isinstance(source, (str, PathLike)):
+        return _source(History.load(Path(source)), flow_id)
     if isinstance(source, SimulationRun):
         return source.history, None
     if isinstance(source, History):
@@ -111,14 +117,16 @@ def _source(source: object, flow_id: str | None) -> tuple[History | None, LiveDr
         driver = LiveDriver(source, chosen)
         driver.pull()
         return None, driver
-    raise TypeError(f"Debugger takes a History, a SimulationRun or an Engine, got {source!r}")
+    raise TypeError("Debugger takes a History, a history file, a SimulationRun or an Engine, "
+                    f"got {source!r}")
 
 
 class DebuggerModel:
     """A cursor over one Flow's history, replayed or growing from a live simulation Engine.
 
     Args:
-        source: A History (replay), a SimulationRun (replay of its history) or a
+        source: A History (replay), a history file's path (replay; a Flow source recorded
+            relative to it is found there), a SimulationRun (replay of its history) or a
             simulation-mode Engine with a started Flow (live).
         flow_id: The Flow to follow when the Engine runs several.
         flow_source: The Flow's source for the definition graph (default: the recorded file).
@@ -132,16 +140,18 @@ class DebuggerModel:
         TypeError: ``source`` is none of the above.
     """
 
-    def __init__(self, source: History | SimulationRun | Engine, *, flow_id: str | None = None,
+    def __init__(self, source: HistorySource, *, flow_id: str | None = None,
                  flow_source: object | None = None, collapse_at: int | str | None = "auto",
                  token_channel: str | None = None, checkpoint_every: int = 128) -> None:
         replay, self._live = _source(source, flow_id)
+        history_dir = Path(source).resolve().parent if isinstance(source, (str, PathLike)) else None
         self._history: History = replay if replay is not None else self._driver.history
         self._folder = StateFolder(self._history, checkpoint_every=checkpoint_every)
         self.index_ = HistoryIndex()
         self.index_.add(self._history)
         self.pictures = Pictures(lambda: self.history, self.index_, collapse_at=collapse_at,
-                                 flow_source=flow_source, token_channel=token_channel)
+                                 flow_source=flow_source, token_channel=token_channel,
+                                 history_dir=history_dir)
         self._index = 0 if replay is not None else len(self._history) - 1
         self._listeners: list[Listener] = []
         self._breakpoints: list[Breakpoint] = []

@@ -163,7 +163,8 @@ def test_collapsing_groups_siblings_and_marks_the_group_of_the_selected_executio
     ("source", "error", "match"),
     [
         (History(), ValueError, "cannot debug an empty history"),
-        ("history.jsonl", TypeError, "Debugger takes a History, a SimulationRun or an Engine"),
+        (42, TypeError, "Debugger takes a History, a history file, a SimulationRun or an Engine"),
+        ("no-such-history.jsonl", FileNotFoundError, "no-such-history.jsonl"),
     ],
 )
 def test_bad_sources_are_rejected_with_a_clear_error(source, error, match):

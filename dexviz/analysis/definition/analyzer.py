@@ -6,6 +6,7 @@ import ast
 from collections import deque
 
 from dexviz.analysis.definition.builder import GraphBuilder
+from dexviz.analysis.definition.cells import load_cell_source
 from dexviz.analysis.definition.context import AnalysisContext
 from dexviz.analysis.definition.flows import find_flow, read_rpcs, read_step_list
 from dexviz.analysis.definition.loader import load_source
@@ -27,14 +28,15 @@ def analyze_flow(source: object, flow: str | None = None) -> FlowDefinitionGraph
 
     Args:
         source: A ``.py`` path (``"file.py:FlowName"`` also works), a module, or a Flow class
-            or instance, whose source file is read.
+            or instance, whose source file is read (for a class typed into notebook cells,
+            the text of those cells: see :mod:`dexviz.analysis.definition.cells`).
         flow: The Flow class name (or Flow type) when the file defines several.
 
     Raises:
         DefinitionSourceError: Syntax error, no Flow, or several Flows and no ``flow``.
         FileNotFoundError: The path does not exist.
     """
-    source_file = load_source(source)
+    source_file = load_cell_source(source) or load_source(source)
     return analyze_module(ModuleIndex.build(source_file), flow or source_file.flow_hint)
 
 
