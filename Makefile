@@ -57,7 +57,7 @@ lint: venv
 
 # pytest exits 5 when it collected no tests; that must fail the build, never pass quietly.
 unit: venv
-	@status=0; $(BIN)/pytest tests/ || status=$$?; \
+	@status=0; $(BIN)/pytest -rs tests/ || status=$$?; \
 	if [ $$status -eq 5 ]; then \
 		echo "make: pytest collected no tests in tests/ (exit 5); failing" >&2; \
 	fi; \
@@ -65,7 +65,7 @@ unit: venv
 
 notebooks-test: venv
 ifneq ($(NOTEBOOKS),)
-	@status=0; $(BIN)/pytest --nbval-lax --nbval-current-env \
+	@status=0; $(BIN)/pytest -rs --nbval-lax --nbval-current-env \
 		--nbval-sanitize-with $(NBVAL_SANITIZE) notebooks/ || status=$$?; \
 	if [ $$status -eq 5 ]; then \
 		echo "make: pytest collected no notebook cells in notebooks/ (exit 5); failing" >&2; \
@@ -77,8 +77,9 @@ endif
 
 test: venv graphviz lint unit notebooks-test
 
+# Jupyter refuses to start as root (containers, dev boxes) unless told it may.
 notebook: venv
-	$(BIN)/jupyter lab notebooks/
+	$(BIN)/jupyter lab $$([ "$$(id -u)" = 0 ] && echo --allow-root) notebooks/
 
 clean:
 	rm -rf $(DEMO_OUT) .mypy_cache .ruff_cache .pytest_cache .hypothesis build dist *.egg-info

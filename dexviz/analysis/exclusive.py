@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from dexviz.analysis._execution_fold import items, text
 from dexviz.analysis.executions import RunExecutions, RunSource, as_run
 from dexviz.analysis.intervals import overlapping_pairs
+from dexviz.analysis.names import did_you_mean
 from dexviz.history import Event, EventKind
 
 __all__ = ["ExclusiveReport", "Holding", "Overlap", "exclusive_sections", "holdings"]
@@ -201,17 +202,20 @@ class _Tracker:
 
 
 def _check_channel(run: RunExecutions, channel: str) -> None:
-    declared = [c for c in items(run.spec, "channels") if isinstance(c, Mapping)]
-    if not declared:
+    # A spec without a "channels" entry (a hand-made history) cannot be checked; an empty
+    # list is a Flow without Channels, where any name is a typo.
+    if "channels" not in run.spec:
         return
+    declared = [c for c in items(run.spec, "channels") if isinstance(c, Mapping)]
     for entry in declared:
         name = str(entry.get("name"))
         is_map = entry.get("kind") == "channel_map"
         if channel == name or (is_map and channel.startswith(name + "/")):
             return
-    names = ", ".join(sorted(str(c.get("name")) for c in declared))
+    known = sorted(str(c.get("name")) for c in declared)
     raise ValueError(
-        f"Flow {run.flow_type or run.flow_id!r} has no Channel {channel!r} (its Channels: {names})"
+        f"Flow {run.flow_type or run.flow_id!r} has no Channel {channel!r}"
+        f"{did_you_mean(channel, known)} (its Channels: {', '.join(known) or 'none'})"
     )
 
 

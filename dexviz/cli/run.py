@@ -132,25 +132,44 @@ def cmd_history(args: argparse.Namespace) -> int:
         history = dexviz.History.load(path)
     except dexviz.HistoryFormatError as error:
         raise CliError(str(error)) from error
+    check_channel(history, args.channel)
     if args.out is None:
         from dexviz.viz.run_outputs import summarize_run
 
         summary = summarize_run(history, channel=args.channel)
         print(summary)
-        return EXIT_OK if summary.report is None or summary.report.ok else EXIT_FAILED
+        return _exit_code(summary)
     return write_views(history, Path(args.out), args.channel)
+
+
+def check_channel(history: Any, channel: str | None) -> None:
+    """Raise CliError unless ``channel`` is a Channel the Flow declares (with a suggestion)."""
+    if channel is None:
+        return
+    from dexviz.analysis.exclusive import holdings
+
+    try:
+        holdings(history, channel)
+    except ValueError as error:
+        raise CliError(f"--channel: {error}") from None
 
 
 def write_views(history: Any, out_dir: Path, channel: str | None) -> int:
     """Write the views of ``history`` into ``out_dir``, print the summary; 1 if a check fails."""
     from dexviz.viz.run_outputs import summarize_run, write_run_outputs
 
+    check_channel(history, channel)
     prepare_out_dir(out_dir)
     paths = write_run_outputs(history, out_dir, channel=channel)
     summary = summarize_run(history, channel=channel)
     print(summary)
     for path in paths.values():
         print(f"wrote {path}")
+    return _exit_code(summary)
+
+
+def _exit_code(summary: Any) -> int:
+    """1 when the run did not complete (FAILED, CANCELED, TERMINATED) or a section overlapped."""
     failed = summary.status in ("FAILED", "CANCELED", "TERMINATED")
     return (
         EXIT_FAILED if failed or (summary.report is not None and not summary.report.ok) else EXIT_OK

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import difflib
+from collections.abc import Callable, Collection, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -36,22 +37,45 @@ def as_registry(flows_or_registry: Registry | Flow[Any] | Sequence[Flow[Any]]) -
     return Registry(list(flows_or_registry), allow_async_handlers=True)
 
 
-def breakpoint_predicate(until: Breakpoint) -> Callable[[Event], bool]:
-    """Turn a breakpoint (event kind, Step type or class, or predicate) into a predicate."""
+def breakpoint_predicate(
+    until: Breakpoint, step_types: Collection[str] | None = None
+) -> Callable[[Event], bool]:
+    """Turn a breakpoint (event kind, Step type or class, or predicate) into a predicate.
+
+    Args:
+        until: The breakpoint.
+        step_types: The Step types that exist; when given, a name that is neither an event
+            kind nor one of them is a ValueError with a "did you mean" suggestion.
+    """
     if isinstance(until, EventKind):
         return lambda e: e.kind == until
     if isinstance(until, type):
         name = until.__name__
+        _check_step_type(name, step_types)
         return lambda e: e.step_type == name
     if isinstance(until, str):
         kinds = {k.value for k in EventKind}
         if until in kinds:
             return lambda e: str(e.kind) == until
+        _check_step_type(until, step_types, kinds)
         return lambda e: e.step_type == until
     if callable(until):
         return until
     raise TypeError(
         f"until takes an EventKind, a Step type or class, or a predicate; got {until!r}"
+    )
+
+
+def _check_step_type(
+    name: str, step_types: Collection[str] | None, kinds: Collection[str] = ()
+) -> None:
+    if step_types is None or name in step_types:
+        return
+    close = difflib.get_close_matches(name, sorted({*step_types, *kinds}), n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    raise ValueError(
+        f"breakpoint {name!r} is neither an event kind nor a Step type of the Flows"
+        f"{hint}; Step types: {', '.join(sorted(step_types)) or 'none'}"
     )
 
 
@@ -163,9 +187,14 @@ class Engine:
     def run(
         self, until: Breakpoint | None = None, *, max_units: int = DEFAULT_MAX_UNITS
     ) -> list[Event]:
-        """Run until a unit produces an event matching ``until`` (or until idle); return events."""
+        """Run until a unit produces an event matching ``until`` (or until idle); return events.
+
+        Raises:
+            ValueError: ``until`` names neither an event kind nor a registered Step type (the
+                message suggests the closest name).
+        """
         self._check_open()
-        predicate = breakpoint_predicate(until) if until is not None else None
+        predicate = breakpoint_predicate(until, self.step_types) if until is not None else None
         produced: list[Event] = []
         with relaxed_gc():
             for _ in range(max_units):
@@ -176,6 +205,11 @@ class Engine:
                 if predicate is not None and any(predicate(e) for e in events):
                     return produced
         raise self._limit(max_units)
+
+    @property
+    def step_types(self) -> frozenset[str]:
+        """The Step types of every registered Flow (what a Step-type breakpoint can name)."""
+        return frozenset(t for d in self.registry.definitions for t in d.steps)
 
     def run_until_idle(self, *, max_units: int = DEFAULT_MAX_UNITS) -> list[Event]:
         """Run until nothing more can happen without outside input."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,9 +24,37 @@ class SimulationRun:
     flow_id: str
 
     def __repr__(self) -> str:
+        """Status and size; a run that did not complete also says why.
+
+        The reason names the failing Step execution, its error type and message, and its
+        attempt count (the engine's close message).
+        """
+        why = self._why()
         return (
             f"SimulationRun(flow_id={self.flow_id!r}, status={self.result.status.name}, "
-            f"events={len(self.history)})"
+            f"events={len(self.history)}" + (f", error={why!r})" if why else ")")
+        )
+
+    def _repr_html_(self) -> str:
+        """A notebook's summary: status, events and, for a failed run, why it failed."""
+        rows = [("Flow", self.history.flow_spec.get("flow_type", "")), ("Flow id", self.flow_id),
+                ("status", self.result.status.name), ("events", len(self.history))]
+        why = self._why()
+        if why:
+            rows.append(("error", why))
+        cells = "".join(
+            f"<tr><th style='text-align:left'>{html.escape(str(name))}</th>"
+            f"<td style='text-align:left'>{html.escape(str(value))}</td></tr>"
+            for name, value in rows
+        )
+        return f"<table class='dexviz-run'>{cells}</table>"
+
+    def _why(self) -> str | None:
+        result = self.result
+        if result.status.name in ("COMPLETED", "RUNNING", "CONTINUED_AS_NEW"):
+            return None
+        return result.error_message or (
+            result.error_type.name if result.error_type is not None else None
         )
 
 

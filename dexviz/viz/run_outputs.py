@@ -17,6 +17,7 @@ from typing import Any
 from dexviz._optional import MissingExtraError
 from dexviz.analysis.exclusive import ExclusiveReport, exclusive_sections
 from dexviz.analysis.executions import RunExecutions, build_executions
+from dexviz.analysis.failures import RunFailure, run_failure
 from dexviz.history import History
 from dexviz.viz.execution_view import execution_graph
 from dexviz.viz.frames import frames
@@ -87,7 +88,7 @@ def write_run_outputs(
 
 @dataclass(frozen=True)
 class RunSummary:
-    """What the CLI prints about a run: status, counts, and the exclusive-section verdict."""
+    """What the CLI prints about a run: status, counts, why it failed, the section verdict."""
 
     flow_type: str
     run_id: str
@@ -96,10 +97,13 @@ class RunSummary:
     executions: int
     duration_s: float
     report: ExclusiveReport | None
+    failure: RunFailure | None = None
 
     def __str__(self) -> str:
         lines = [f"{self.flow_type} run {self.run_id}: {self.status} after {self.duration_s:.3f} s"
                  f" (virtual), {self.executions} executions, {self.events} events"]
+        if self.failure is not None:
+            lines.append(f"  why: {self.failure.describe()}")
         if self.report is not None:
             lines.append(str(self.report))
         return "\n".join(lines)
@@ -112,4 +116,5 @@ def summarize_run(history: History, *, channel: str | None = None) -> RunSummary
         run.flow_type or run.flow_id, run.run_id, run.close.status if run.close else "RUNNING",
         len(run.events), len(run), (run.end_ns - run.start_ns) / 1e9,
         exclusive_sections(run, channel) if channel else None,
+        run_failure(run),
     )

@@ -9,7 +9,7 @@ per attempt, just before running it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -121,9 +121,16 @@ class LiveDriver:
         return self.pull()
 
 
-def predicate(breakpoint: Breakpoint) -> Callable[[Event], bool]:
-    """A breakpoint (event kind, Step type name or class, predicate) as an event predicate."""
-    return breakpoint_predicate(breakpoint)
+def predicate(
+    breakpoint: Breakpoint, step_types: Collection[str] | None = None
+) -> Callable[[Event], bool]:
+    """A breakpoint (event kind, Step type name or class, predicate) as an event predicate.
+
+    Raises:
+        ValueError: a name that is neither an event kind nor one of ``step_types`` (when
+            given), with a "did you mean" suggestion.
+    """
+    return breakpoint_predicate(breakpoint, step_types)
 
 
 def breakpoint_name(breakpoint: Any) -> str:

@@ -54,7 +54,8 @@ class Debugger(DebuggerModel):
         graph: The graph shown first, ``"lineage"`` or ``"definition"``.
 
     Raises:
-        ValueError: an empty history, a live-mode Engine, an unknown Flow or graph.
+        ValueError: an empty history, a live-mode Engine, an unknown Flow or graph, or a
+            ``token_channel`` the Flow does not declare (with a "did you mean").
         TypeError: ``source`` is not a History, SimulationRun or Engine.
     """
 
@@ -67,6 +68,8 @@ class Debugger(DebuggerModel):
         self._view: DebuggerView | None = None
         self._token_channel = token_channel
         self._holdings: tuple[int, tuple[Holding, ...]] = (-1, ())
+        if token_channel is not None:  # a typo would draw no holdings, silently
+            self._holdings = (len(self.history), holdings(self.history, token_channel))
 
     def section_holders(self) -> dict[str, str]:
         """Active executions inside the token Channel's section at the cursor -> the Channel.

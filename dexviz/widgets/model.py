@@ -15,6 +15,7 @@ from os import PathLike
 from pathlib import Path
 from typing import Any
 
+from dexviz.analysis.names import check_event_kind, check_name, step_types
 from dexviz.analysis.state import (
     ActiveExecution,
     FlowStateView,
@@ -232,10 +233,10 @@ class DebuggerModel:
         """Stop calling ``listener``."""
         self._listeners = [known for known in self._listeners if known is not listener]
 
-    def _moved(self, index: int, message: str | None = None) -> None:
+    def _moved(self, index: int, message: str = "") -> None:
+        # Every move replaces the status line: an old "stopped at ..." must not linger.
         self._index = index
-        if message is not None:
-            self.message = message
+        self.message = message
         for listener in list(self._listeners):
             listener(self)
 
@@ -278,7 +279,13 @@ class DebuggerModel:
 
     def find(self, *, kind: EventKind | str | None = None, execution_id: str | None = None,
              step_type: str | None = None, backward: bool = False) -> int | None:
-        """The index of the nearest event after (or before) the cursor matching every filter."""
+        """The index of the nearest event after (or before) the cursor matching every filter.
+
+        Raises:
+            ValueError: ``kind``, ``execution_id`` or ``step_type`` names nothing in this
+                history (the message suggests the closest name).
+        """
+        self._check_filters(kind, execution_id, step_type)
         wanted = str(kind) if kind is not None else None
         positions: Iterable[int] = (range(self._index - 1, -1, -1) if backward
                                     else range(self._index + 1, len(self._history)))
@@ -290,6 +297,24 @@ class DebuggerModel:
                 return position
         return None
 
+    def _check_filters(self, kind: EventKind | str | None, execution_id: str | None,
+                       step_type: str | None) -> None:
+        if kind is not None:
+            check_event_kind(str(kind))
+        owner = f"the history of {self.flow_id!r}"
+        if step_type is not None:
+            check_name(step_type, self.step_types, "Step type", owner)
+        if execution_id is not None:
+            check_name(execution_id, self.index_.executions, "execution", owner)
+
+    @property
+    def step_types(self) -> frozenset[str]:
+        """The Step types this Flow declares or ran (live: of every Flow the Engine has)."""
+        known = step_types(self._history)
+        if self._live is not None:
+            known |= self._live.engine.step_types
+        return frozenset(known)
+
     def jump(self, *, kind: EventKind | str | None = None, execution_id: str | None = None,
              step_type: str | None = None, backward: bool = False) -> bool:
         """Move to the nearest matching event (see :meth:`find`); False when there is none."""
@@ -297,8 +322,8 @@ class DebuggerModel:
                           backward=backward)
         what = " ".join(str(x) for x in (kind, execution_id, step_type) if x is not None)
         if found is None:
-            self.message = f"no {what or 'event'} {'before' if backward else 'after'} here"
-            self._moved(self._index)
+            self._moved(self._index,
+                        f"no {what or 'event'} {'before' if backward else 'after'} here")
             return False
         self._moved(found, f"jumped to {self.index_.labels[found]}")
         return True
@@ -310,8 +335,13 @@ class DebuggerModel:
         return tuple(self._breakpoints)
 
     def add_breakpoint(self, breakpoint: Breakpoint) -> None:
-        """Stop ``continue_()`` at events matching ``breakpoint``."""
-        predicate(breakpoint)  # rejects a malformed breakpoint now, not at the next run
+        """Stop ``continue_()`` at events matching ``breakpoint``.
+
+        Raises:
+            ValueError: a Step type (or event kind) that does not exist, with a suggestion.
+            TypeError: not an event kind, Step type or class, or predicate.
+        """
+        predicate(breakpoint, self.step_types)  # rejects a bad breakpoint now, not at a run
         if breakpoint not in self._breakpoints:
             self._breakpoints.append(breakpoint)
 
@@ -329,14 +359,18 @@ class DebuggerModel:
         Returns:
             True when it stopped at a breakpoint, False when it reached the end.
         """
-        tests = [predicate(b) for b in self._breakpoints]
+        tests = [predicate(b, self.step_types) for b in self._breakpoints]
         names = ", ".join(breakpoint_name(b) for b in self._breakpoints)
         return self._run(lambda e: any(test(e) for test in tests) if tests else False,
                          f"breakpoint ({names})" if tests else "the end")
 
     def run_to(self, breakpoint: Breakpoint) -> bool:
-        """Run to the next event matching ``breakpoint``; False when none came (the end)."""
-        return self._run(predicate(breakpoint), breakpoint_name(breakpoint))
+        """Run to the next event matching ``breakpoint``; False when none came (the end).
+
+        Raises:
+            ValueError: a Step type (or event kind) that does not exist, with a suggestion.
+        """
+        return self._run(predicate(breakpoint, self.step_types), breakpoint_name(breakpoint))
 
     def _run(self, test: Callable[[Event], bool], what: str) -> bool:
         for position in range(self._index + 1, len(self._history)):
@@ -362,7 +396,7 @@ class DebuggerModel:
         new = self._live.pull()
         if new:
             self._grew(new)
-            self._moved(self._index)
+            self._moved(self._index, self.message)
         return len(new)
 
     def _grew(self, events: list[Event]) -> None:

@@ -155,3 +155,26 @@ def test_a_failing_action_is_reported_in_the_message_panel():
     replay = Debugger(dbg.history).view
     replay.step.click()
     assert "RuntimeError: this Debugger replays a History" in replay.message.value
+
+
+def test_typed_names_are_checked_with_a_suggestion():
+    live = Debugger(started_engine(), token_channel=TOKEN)
+    with pytest.raises(ValueError, match="did you mean 'SaveContractEdit'"):
+        live.add_breakpoint("SaveContractEdt")
+    with pytest.raises(ValueError, match="did you mean 'SaveContractEdit'"):
+        live.run_to("SaveContractEdt")
+    with pytest.raises(ValueError, match="did you mean 'MessageConsumed'"):
+        live.jump(kind="MessageConsumd")
+    with pytest.raises(ValueError, match="did you mean 'contractEditToken'"):
+        Debugger(started_engine(), token_channel="contractEditTokn")
+    live.add_breakpoint("SaveContractEdit")  # a Step that has not run yet is still known
+    assert live.breakpoints == ("SaveContractEdit",)
+
+
+def test_the_status_line_is_cleared_when_the_cursor_moves():
+    live = Debugger(started_engine())
+    live.add_breakpoint("SaveContractEdit")
+    assert live.continue_()
+    assert live.message.startswith("stopped at breakpoint")
+    live.prev()
+    assert live.message == ""
