@@ -2,34 +2,22 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, overload
 
 from dexviz.history.event import Event
-from dexviz.history.kinds import EventKind, kind_of
-
-FORMAT_NAME = "dexviz-history"
-FORMAT_VERSION = 1
-
-_FIELDS: tuple[tuple[str, tuple[type, ...], bool], ...] = (
-    ("seq", (int,), False),
-    ("time_ns", (int,), False),
-    ("kind", (str,), False),
-    ("flow_id", (str,), False),
-    ("run_id", (str,), False),
-    ("execution_id", (str,), True),
-    ("step_type", (str,), True),
-    ("method", (str,), True),
-    ("attempt", (int,), True),
-    ("payload", (dict,), False),
+from dexviz.history.jsonl import (
+    FORMAT_NAME,
+    FORMAT_VERSION,
+    HistoryFormatError,
+    decode_history_bytes,
+    dump_jsonl,
+    parse_jsonl,
 )
+from dexviz.history.kinds import EventKind
 
-
-class HistoryFormatError(ValueError):
-    """A history file or text is malformed; the message names the line."""
-
+__all__ = ["FORMAT_NAME", "FORMAT_VERSION", "History", "HistoryFormatError"]
 
 class History(Sequence[Event]):
     """The events of one Flow (all its runs), in commit order; the source of every view."""
@@ -104,85 +92,37 @@ class History(Sequence[Event]):
         return [e for e in self._events if e.execution_id == execution_id]
 
     def to_jsonl(self) -> str:
-        """Return the history as JSON lines: a header, then one event per line (sorted keys)."""
-        header = {"format": FORMAT_NAME, "version": FORMAT_VERSION, "flow_id": self.flow_id}
-        lines = [json.dumps(header, sort_keys=True, separators=(",", ":"))]
-        dumps = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode
-        lines.extend(dumps(event.to_dict()) for event in self._events)
-        return "\n".join(lines) + "\n"
+        """Return the history as JSON lines: a header, then one event per line (sorted keys).
+
+        The header also holds the event count and the SHA-256 of the event lines, so that
+        :meth:`from_jsonl` can tell a cut-off or changed file from the original.
+        """
+        return dump_jsonl(self.flow_id, self._events)
 
     @classmethod
     def from_jsonl(cls, text: str | Iterable[str]) -> History:
-        """Load a history written by ``to_jsonl``; malformed input raises HistoryFormatError."""
-        lines = text.splitlines() if isinstance(text, str) else list(text)
-        events: list[Event] = []
-        for number, line in enumerate(lines, start=1):
-            if not line.strip():
-                continue
-            record = _parse_line(line, number)
-            if "format" in record and "seq" not in record:
-                _check_header(record, number)
-                continue
-            event = _event_from_record(record, number)
-            if events and event.seq <= events[-1].seq:
-                raise HistoryFormatError(
-                    f"line {number}: seq {event.seq} does not follow seq {events[-1].seq}"
-                )
-            events.append(event)
-        return cls(events)
+        """Load a history written by ``to_jsonl``; malformed input raises HistoryFormatError.
+
+        Every line is checked (see :mod:`dexviz.history.jsonl`); either all events load or none.
+        """
+        return cls(parse_jsonl(text))
 
     def save(self, path: str | Path) -> Path:
         """Write ``to_jsonl()`` to ``path`` and return the path."""
         target = Path(path)
-        target.write_text(self.to_jsonl(), encoding="utf-8")
+        target.write_text(self.to_jsonl(), encoding="utf-8", newline="\n")
         return target
 
     @classmethod
     def load(cls, path: str | Path) -> History:
-        """Read a history file written by ``save``; errors name the file and line."""
+        """Read a history file written by ``save``; errors name the file and the line.
+
+        Raises:
+            HistoryFormatError: The file is not a valid history.
+            OSError: The file cannot be read (missing, a directory, no permission).
+        """
         source = Path(path)
         try:
-            return cls.from_jsonl(source.read_text(encoding="utf-8"))
+            return cls.from_jsonl(decode_history_bytes(source.read_bytes()))
         except HistoryFormatError as error:
             raise HistoryFormatError(f"{source}: {error}") from None
-
-
-def _parse_line(line: str, number: int) -> dict[str, Any]:
-    try:
-        record = json.loads(line)
-    except json.JSONDecodeError as error:
-        raise HistoryFormatError(f"line {number}: invalid JSON ({error.msg})") from None
-    if not isinstance(record, dict):
-        raise HistoryFormatError(
-            f"line {number}: expected a JSON object, got {type(record).__name__}"
-        )
-    return record
-
-
-def _check_header(record: Mapping[str, Any], number: int) -> None:
-    if record.get("format") != FORMAT_NAME:
-        raise HistoryFormatError(f"line {number}: unknown format {record.get('format')!r}")
-    version = record.get("version")
-    if version != FORMAT_VERSION:
-        raise HistoryFormatError(
-            f"line {number}: unsupported version {version!r} (this dexviz reads {FORMAT_VERSION})"
-        )
-
-
-def _event_from_record(record: Mapping[str, Any], number: int) -> Event:
-    values: list[Any] = []
-    for name, types, optional in _FIELDS:
-        if name not in record:
-            raise HistoryFormatError(f"line {number}: missing field {name!r}")
-        value = record[name]
-        if value is None and optional:
-            values.append(None)
-            continue
-        if not isinstance(value, types) or (types == (int,) and isinstance(value, bool)):
-            expected = " or ".join(t.__name__ for t in types)
-            raise HistoryFormatError(
-                f"line {number}: field {name!r} must be {expected}, got {type(value).__name__}"
-            )
-        values.append(value)
-    values[2] = kind_of(values[2])
-    return Event(*values)

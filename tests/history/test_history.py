@@ -83,7 +83,10 @@ def test_unknown_event_kinds_are_kept_as_strings() -> None:
             "line 2: field 'seq' must be int",
         ),
         (HEADER + "\n" + _event(1).replace('"payload": {}', '"payload": []'), "field 'payload'"),
-        (HEADER + "\n" + _event(2) + "\n" + _event(1), "line 3: seq 1 does not follow seq 2"),
+        (
+            "\n".join([HEADER, _event(1), _event(2), _event(1)]),
+            "line 4: seq 1 does not follow seq 2",
+        ),
         ('{"format": "other", "version": 1}', "line 1: unknown format 'other'"),
         ('{"format": "dexviz-history", "version": 9}', "line 1: unsupported version 9"),
         (HEADER + "\n" + json.dumps({"seq": 1}), "line 2: missing field 'time_ns'"),
