@@ -1,4 +1,4 @@
-"""The ``dexviz`` command line: ``demo``, ``run``, ``history`` and ``graph``.
+"""The ``dexviz`` command line: ``demo``, ``run``, ``history``, ``graph`` and ``report``.
 
 Each subcommand is one small ``_cmd_*`` function registered in :func:`build_parser`; dexviz
 itself is imported inside them, so ``dexviz --help`` stays fast and error paths that need no
@@ -25,6 +25,7 @@ from dexviz.cli.common import (
     prepare_out_dir,
 )
 from dexviz.cli.graph import GRAPH_FORMATS, add_graph_parser
+from dexviz.cli.report import add_report_parser
 from dexviz.cli.run import add_history_parser, add_run_parser, write_views
 
 __all__ = ["GRAPH_FORMATS", "DemoRun", "EditInterval", "find_overlaps", "main", "parse_flow_spec"]
@@ -110,6 +111,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_run_parser(subparsers)
     add_history_parser(subparsers)
     add_graph_parser(subparsers)
+    add_report_parser(subparsers)
     return parser
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import html
 from dataclasses import dataclass
+from os import PathLike
+from pathlib import Path
 from typing import Any
 
 from dexviz.engine.engine import Engine
@@ -56,6 +58,41 @@ class SimulationRun:
         return result.error_message or (
             result.error_type.name if result.error_type is not None else None
         )
+
+    def to_html(self, path: str | PathLike[str], *, token_channel: str | None = None,
+                flow_source: object | None = None) -> Path:
+        """Write this run as one self-contained HTML replay file and return its path.
+
+        The page (``dexviz.report``) shows both graphs, the panels at every event, the
+        failed attempts and the timeline, with Prev/Next controls and no network access.
+
+        Args:
+            path: The ``.html`` file to write.
+            token_channel: A token Channel whose holdings the timeline draws in own lanes.
+            flow_source: The Flow's source for the definition graph (default: recorded file).
+
+        Raises:
+            RuntimeError: no HTML writer is installed (dexviz's package metadata is missing).
+        """
+        write = _writer("html")
+        return Path(write(self, path, token_channel=token_channel, flow_source=flow_source))
+
+
+WRITERS_GROUP = "dexviz.writers"
+"""The entry-point group naming the writers of a run's files (``html``: the replay page)."""
+
+
+def _writer(name: str) -> Any:
+    # The engine layer never imports the views: the package declares its writers as entry
+    # points (pyproject.toml), so the views stay above the engine in the layer table.
+    from importlib.metadata import entry_points
+
+    for point in entry_points(group=WRITERS_GROUP, name=name):
+        return point.load()
+    raise RuntimeError(
+        f"no {name!r} writer in the entry points {WRITERS_GROUP!r}: dexviz's package metadata "
+        "is missing; install dexviz (pip install -e . in a checkout) to write reports"
+    )
 
 
 def simulate(

@@ -161,6 +161,20 @@ class Debugger(DebuggerModel):
             Path(path).write_text(html, encoding="utf-8")
         return html
 
+    def to_html(self, path: str | PathLike[str], *, start: int = -1) -> Path:
+        """Write the run as one self-contained HTML replay file and return its path.
+
+        The page replays every event offline with this debugger's settings (token Channel,
+        Flow source, collapsing, graph); this debugger's cursor does not move.
+
+        Args:
+            path: The ``.html`` file to write.
+            start: The event shown before any script runs (default: the last one).
+        """
+        from dexviz.report import write_report
+
+        return write_report(self, path, start=start)
+
     @property
     def widget(self) -> Any:
         """The ipywidgets container bound to this debugger (built on first use).

@@ -1,0 +1,88 @@
+"""``dexviz report``: write a saved run as one self-contained HTML replay file.
+
+``dexviz report history.jsonl -o run.html`` writes the page ``run.to_html`` writes: both
+graphs, the panels, the failed attempts, the event list and the timeline, with Prev/Next, a
+slider and jump-to-kind controls, and nothing fetched from the network.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from dexviz.cli.common import EXIT_OK, CliError, check_source, describe
+
+__all__ = ["add_report_parser", "cmd_report", "load_history"]
+
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+def add_report_parser(subparsers: Any) -> None:
+    """Register ``dexviz report``."""
+    report = subparsers.add_parser(
+        "report",
+        help="write a saved run as one self-contained HTML replay",
+        description=(
+            "Write HISTORY (a .jsonl history) as ONE HTML file that replays the run offline: "
+            "definition and lineage graphs, panels at every event, failed attempts with their "
+            "errors, the event list and the timeline. Open it in any browser; no server."
+        ),
+    )
+    report.add_argument("history", metavar="HISTORY", help="a .jsonl history file")
+    report.add_argument("-o", "--out", metavar="FILE.html",
+                        help="output file (default: HISTORY with the suffix .html)")
+    report.add_argument("--flow", metavar="ID", help="the Flow id to report")
+    report.add_argument("--channel", metavar="NAME",
+                        help="a token Channel whose holdings the timeline draws in own lanes")
+    report.add_argument("--source", metavar="FILE.py",
+                        help="the Flow's source file for the definition graph "
+                             "(default: the file recorded in the history)")
+    report.add_argument("--graph", choices=("lineage", "definition"), default="lineage",
+                        help="the graph shown first (default: %(default)s)")
+    report.set_defaults(command=cmd_report, command_name="report")
+
+
+def load_history(path: Path, flow: str | None) -> Any:
+    """The history in ``path`` (for ``--flow``: checked to be that Flow's).
+
+    Raises:
+        CliError: the file is missing, not a history, or holds another Flow.
+    """
+    import dexviz
+
+    check_source(path)
+    with path.open("rb") as handle:
+        if handle.read(len(_SQLITE_MAGIC)) == _SQLITE_MAGIC:
+            raise CliError(f"{str(path)!r} is a SQLite store; export the Flow's history to "
+                           "a .jsonl file first (History.save)")
+    try:
+        history = dexviz.History.load(path)
+    except (dexviz.HistoryFormatError, UnicodeDecodeError) as error:
+        raise CliError(describe(error)) from error
+    if not len(history):
+        raise CliError(f"{str(path)!r} holds no event: there is nothing to replay")
+    if flow is not None and history.flow_id != flow:
+        raise CliError(f"{str(path)!r} holds Flow {history.flow_id!r}, not {flow!r}")
+    return history
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    """Write the HTML replay of a saved history."""
+    from dexviz.report import write_report
+
+    path = Path(args.history)
+    history = load_history(path, args.flow)
+    if args.source is not None:
+        check_source(Path(args.source))
+    out = Path(args.out) if args.out else path.with_suffix(".html")
+    if out.suffix.lower() not in (".html", ".htm"):
+        raise CliError(f"the report is an HTML file: name it *.html, not {str(out)!r}")
+    try:
+        written = write_report(history, out, token_channel=args.channel,
+                               flow_source=args.source, graph=args.graph)
+    except OSError as error:
+        raise CliError(f"cannot write {str(out)!r}: {describe(error)}") from error
+    size = written.stat().st_size
+    print(f"wrote {written} ({size / 1024:.0f} KiB, {len(history)} events)")
+    return EXIT_OK

@@ -1,0 +1,238 @@
+"""The one-file HTML replay of a Flow run: a static page at one event plus a small script.
+
+The page is complete without JavaScript: the graphs (inline SVG), the panels, the failed
+attempts, the event list and the timeline are written at the shown event (the last one by
+default). The inline script then replays any event from the JSON data island. Nothing is
+fetched: no font, no CDN, no kernel.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from html import escape
+from os import PathLike
+from pathlib import Path
+
+from dexviz.engine import SimulationRun
+from dexviz.history import History
+from dexviz.report.encode import GraphIds, encode_frames, script_json
+from dexviz.report.failures import failed_attempts
+from dexviz.report.frames import PANELS, Frame, frames, replay_debugger
+from dexviz.report.script import REPORT_CSS, REPORT_JS
+from dexviz.widgets.debugger import GRAPH_KINDS, Debugger
+from dexviz.widgets.graphs import GraphUnavailable
+from dexviz.widgets.highlight import MarkedSvg
+from dexviz.widgets.theme import CSS, LEGEND
+
+__all__ = ["ReplaySource", "report_html", "write_report"]
+
+ReplaySource = History | SimulationRun | Debugger
+"""What a replay can be made from: a History, a simulated run, or a Debugger (its settings)."""
+
+
+@dataclass(frozen=True)
+class _Drawn:
+    """One graph drawn at the shown event: its section HTML and its ids for the script."""
+
+    html: str
+    ids: GraphIds | None
+
+
+def _graph_ids(key: str, svg: str, extra: Mapping[str, str]) -> GraphIds:
+    """Ids and own classes of ``svg``'s groups (``svg`` was marked with ``extra``)."""
+    marked = MarkedSvg.parse(svg)
+    base = []
+    for group_id, classes in zip(marked.ids, marked.classes, strict=True):
+        added = extra.get(group_id)
+        base.append(classes[: -len(added) - 1] if added else classes)
+    return GraphIds(key, marked.ids, tuple(base))
+
+
+def _section(kind: str, key: str, title: str, body: str, run: int | None = None) -> str:
+    run_attr = f' data-run="{run}"' if run is not None else ""
+    return (f'<section class="dx-graph-section" data-kind="{kind}"{run_attr}>'
+            f"<h2>{escape(title)}</h2>"
+            f'<div class="dx-graph dx-zoom-fit" data-graph-key="{key}">{body}</div></section>')
+
+
+def _hint(error: GraphUnavailable) -> str:
+    return f'<p class="dx-hint">{escape(str(error))}</p>'
+
+
+def _draw(debugger: Debugger, kind: str, key: str, title: str, run: int | None) -> _Drawn:
+    """The graph of ``kind`` at ``debugger``'s cursor, or a hint why it cannot be drawn."""
+    try:
+        svg = debugger.graph_svg(kind)
+    except GraphUnavailable as error:
+        return _Drawn(_section(kind, key, title, _hint(error), run), None)
+    ids = _graph_ids(key, svg, debugger.graph_classes(kind))
+    return _Drawn(_section(kind, key, title, svg, run), ids)
+
+
+def _timeline(debugger: Debugger, run: int) -> str:
+    try:
+        body = debugger.timeline().html(debugger.timeline_cursor())
+    except GraphUnavailable as error:
+        body = _hint(error)
+    return (f'<section class="dx-timeline-section" data-run="{run}"><h2>Timeline</h2>'
+            f'<div class="dx-timeline">{body}</div></section>')
+
+
+def _last_of_runs(history: History, runs: Sequence[str]) -> dict[str, int]:
+    last: dict[str, int] = {}
+    for index, event in enumerate(history):
+        last[event.run_id] = index
+    return {run: last[run] for run in runs}
+
+
+def _pictures(debugger: Debugger, shown: int) -> tuple[str, str, dict[str, GraphIds]]:
+    """Every run's graph sections and timeline, and the ids the script marks.
+
+    Each run is drawn at its last event, the shown event's run at ``shown``.
+    """
+    runs = debugger.history.run_ids
+    sections, timelines, ids = [], [], {}
+    for number, (run, last) in enumerate(_last_of_runs(debugger.history, runs).items()):
+        debugger.seek(shown if debugger.history[shown].run_id == run else last)
+        title = "Lineage graph" + (f" · run {number + 1} ({run})" if len(runs) > 1 else "")
+        drawn = _draw(debugger, "lineage", f"l{number}", title, number)
+        sections.append(drawn.html)
+        if drawn.ids is not None:
+            ids[drawn.ids.key] = drawn.ids
+        timelines.append(_timeline(debugger, number))
+    debugger.seek(shown)
+    definition = _draw(debugger, "definition", "d", "Flow definition graph", None)
+    sections.append(definition.html)
+    if definition.ids is not None:
+        ids["d"] = definition.ids
+    return "".join(sections), "".join(timelines), ids
+
+
+def _controls(debugger: Debugger) -> str:
+    kinds = "".join(f'<option value="{escape(k)}">{escape(k)}</option>'
+                    for k in debugger.index_.kinds)
+    graphs = "".join(f'<button type="button" data-show-graph="{g}">{g.capitalize()}</button>'
+                     for g in GRAPH_KINDS)
+    last = len(debugger) - 1
+    return (
+        '<div class="dx-controls" role="toolbar" aria-label="replay controls">'
+        '<button type="button" id="dx-first" title="first event (Home)">« First</button>'
+        '<button type="button" id="dx-prev" title="previous event (←)">◀ Prev</button>'
+        '<button type="button" id="dx-next" title="next event (→)">Next ▶</button>'
+        '<button type="button" id="dx-last" title="last event (End)">Last »</button>'
+        f'<input type="range" id="dx-slider" min="0" max="{last}" value="{last}" '
+        'aria-label="event">'
+        f'<span class="dx-counter" id="dx-counter">{last + 1} / {last + 1}</span>'
+        '<span class="dx-sep"></span><label for="dx-kind">jump to</label>'
+        f'<select id="dx-kind"><option value="">(any event kind)</option>{kinds}</select>'
+        '<button type="button" id="dx-find-prev" title="previous event of this kind">◀</button>'
+        '<button type="button" id="dx-find-next" title="next event of this kind">▶</button>'
+        f'<span class="dx-sep"></span>{graphs}</div>'
+    )
+
+
+def _event_list(labels: Sequence[str], shown: int) -> str:
+    rows = "".join(
+        f'<li data-i="{i}" id="event-{i}"{_current(i, shown)}>{escape(label)}</li>'
+        for i, label in enumerate(labels))
+    return (f'<div class="dx-panel dx-events"><div class="dx-title">Events ({len(labels)})'
+            f'</div><ol class="dx-eventlist">{rows}</ol></div>')
+
+
+def _current(index: int, shown: int) -> str:
+    return ' class="dx-current"' if index == shown else ""
+
+
+def _title(history: History, status: str) -> tuple[str, str]:
+    spec = history.flow_spec
+    flow_type = str(spec.get("flow_type") or spec.get("qualname") or "Flow")
+    first, last = history[0], history[-1]
+    seconds = (last.time_ns - first.time_ns) / 1e9
+    sub = (f"Flow id {history.flow_id} · {status} · {len(history)} events · "
+           f"{seconds:.3f} s of engine time · {len(history.run_ids)} run(s)")
+    return flow_type, sub
+
+
+def _body(debugger: Debugger, frame: Frame, graph: str, pictures: tuple[str, str]) -> str:
+    """The page body at ``frame`` (the script's slots hold the frame's fragments)."""
+    sections, timelines = pictures
+    status = debugger.state_at(-1).closed or "RUNNING"
+    flow_type, sub = _title(debugger.history, status)
+    panels = "".join(f'<div data-panel="{name}">{html}</div>'
+                     for name, html in zip(PANELS, frame.panels, strict=True))
+    return (
+        f'<div class="dexviz-debugger dexviz-report dx-static" id="dx-report" '
+        f'data-index="{frame.index}" data-graph="{escape(graph)}">'
+        f"<h1>{escape(flow_type)} · replay</h1><div class=\"dx-sub\">{escape(sub)}</div>"
+        f"{_controls(debugger)}"
+        f'<div id="dx-heading">{frame.heading}</div>'
+        f'<div class="dx-main"><div class="dx-left">{sections}{LEGEND}</div>'
+        f'<div class="dx-right">{panels}{failed_attempts(debugger.history)}'
+        f"{_event_list(debugger.index_.labels, frame.index)}</div></div>"
+        f"{timelines}"
+        '<div class="dx-foot">Written by dexviz: one self-contained file. Keys: ← → step, '
+        "Home/End first/last event.</div></div>"
+    )
+
+
+def report_html(source: ReplaySource, *, token_channel: str | None = None,
+                flow_source: object | None = None, collapse_at: int | str | None = "auto",
+                graph: str | None = None, start: int = -1) -> str:
+    """The one-file HTML replay of a run, as text.
+
+    Args:
+        source: A History, a SimulationRun, or a Debugger (whose settings are used and whose
+            cursor does not move).
+        token_channel: A token Channel whose holdings the timeline draws in their own lanes
+            (ignored for a Debugger, which has its own).
+        flow_source: The Flow's source for the definition graph (default: the recorded file).
+        collapse_at: Lineage collapsing, as for :class:`~dexviz.widgets.debugger.Debugger`.
+        graph: The graph shown first, ``"lineage"`` or ``"definition"``.
+        start: The event the page shows before any script runs (default: the last one).
+
+    Raises:
+        ValueError: an empty history, an unknown graph, ``start`` outside the history.
+        TypeError: ``source`` is not a History, SimulationRun or Debugger.
+    """
+    if isinstance(source, Debugger):
+        debugger = replay_debugger(source)
+        graph = graph or source.graph
+    elif isinstance(source, History | SimulationRun):
+        debugger = Debugger(source, flow_source=flow_source, collapse_at=collapse_at,
+                            token_channel=token_channel)
+    else:
+        raise TypeError(f"a replay is made from a History, a SimulationRun or a Debugger, "
+                        f"got {type(source).__name__}")
+    graph = graph or "lineage"
+    if graph not in GRAPH_KINDS:
+        raise ValueError(f"graph must be one of {list(GRAPH_KINDS)}, got {graph!r}")
+    size = len(debugger)
+    shown = start + size if start < 0 else start
+    if not 0 <= shown < size:
+        raise ValueError(f"start={start} is outside the history of {size} events")
+    all_frames = list(frames(debugger))
+    sections, timelines, ids = _pictures(debugger, shown)
+    body = _body(debugger, all_frames[shown], graph, (sections, timelines))
+    data = encode_frames(all_frames, debugger.history.run_ids, ids)
+    title = escape(f"dexviz replay · {debugger.flow_id}")
+    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+            f'<meta name="viewport" content="width=device-width, initial-scale=1">'
+            f"<title>{title}</title><style>{CSS}{REPORT_CSS}</style></head><body>{body}"
+            f'<script type="application/json" id="dx-data">{script_json(data)}</script>'
+            f"<script>{REPORT_JS}</script></body></html>\n")
+
+
+def write_report(source: ReplaySource, path: str | PathLike[str], *,
+                 token_channel: str | None = None, flow_source: object | None = None,
+                 collapse_at: int | str | None = "auto", graph: str | None = None,
+                 start: int = -1) -> Path:
+    """Write the one-file HTML replay of ``source`` to ``path`` and return the path.
+
+    The options are those of :func:`report_html`.
+    """
+    target = Path(path)
+    text = report_html(source, token_channel=token_channel, flow_source=flow_source,
+                       collapse_at=collapse_at, graph=graph, start=start)
+    target.write_text(text, encoding="utf-8")
+    return target

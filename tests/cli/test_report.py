@@ -1,0 +1,76 @@
+"""``dexviz report``: a saved history becomes one HTML replay file; bad input exits 2."""
+
+from __future__ import annotations
+
+import pytest
+
+from dexviz import cli
+from tests.report.pages import island
+from tests.widgets.helpers import TOKEN, history
+
+
+@pytest.fixture
+def saved(tmp_path):
+    return history(3).save(tmp_path / "run.jsonl")
+
+
+@pytest.mark.requires_dot
+def test_report_writes_the_replay_next_to_the_history(saved, capsys):
+    assert cli.main(["report", str(saved), "--channel", TOKEN]) == 0
+    out = saved.with_suffix(".html")
+    text = out.read_text(encoding="utf-8")
+    assert len(island(text)["events"]) == len(history(3))
+    assert f"wrote {out}" in capsys.readouterr().out
+
+
+@pytest.mark.requires_dot
+def test_report_writes_to_dash_o_and_checks_the_flow(saved, tmp_path):
+    out = tmp_path / "deep" / "replay.html"
+    out.parent.mkdir()
+    assert cli.main(["report", str(saved), "-o", str(out), "--flow", "flow-1",
+                     "--graph", "definition"]) == 0
+    assert 'data-graph="definition"' in out.read_text(encoding="utf-8")
+
+
+def _error(capsys) -> str:
+    return capsys.readouterr().err.strip()
+
+
+def test_missing_history_exits_2(tmp_path, capsys):
+    assert cli.main(["report", str(tmp_path / "none.jsonl")]) == 2
+    assert "no such file" in _error(capsys)
+
+
+def test_a_file_that_is_not_a_history_exits_2_naming_the_line(tmp_path, capsys):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("not json\n", encoding="utf-8")
+    assert cli.main(["report", str(bad)]) == 2
+    assert "dexviz report: error:" in (err := _error(capsys)) and "line 1" in err
+    assert not bad.with_suffix(".html").exists()
+
+
+def test_an_empty_history_exits_2(tmp_path, capsys):
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("", encoding="utf-8")
+    assert cli.main(["report", str(empty)]) == 2
+    assert "nothing to replay" in _error(capsys)
+
+
+def test_another_flow_id_exits_2(saved, capsys):
+    assert cli.main(["report", str(saved), "--flow", "flow-9"]) == 2
+    assert "holds Flow 'flow-1', not 'flow-9'" in _error(capsys)
+
+
+def test_an_output_that_is_not_html_exits_2(saved, tmp_path, capsys):
+    assert cli.main(["report", str(saved), "-o", str(tmp_path / "run.svg")]) == 2
+    assert "name it *.html" in _error(capsys)
+
+
+def test_an_unwritable_output_exits_2(saved, tmp_path, capsys):
+    assert cli.main(["report", str(saved), "-o", str(tmp_path / "no" / "dir" / "r.html")]) == 2
+    assert "cannot write" in _error(capsys)
+
+
+def test_a_missing_flow_source_exits_2(saved, tmp_path, capsys):
+    assert cli.main(["report", str(saved), "--source", str(tmp_path / "flow.py")]) == 2
+    assert "no such file" in _error(capsys)
