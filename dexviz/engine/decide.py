@@ -15,9 +15,11 @@ from dexviz.engine.effects import (
     apply_publishes,
     apply_writes,
     emit_published,
-    staged_payload,
+    staged_payload_of,
+    staged_values,
 )
 from dexviz.engine.state import Execution, FlowRun, Phase
+from dexviz.history.event import LazyPayload
 from dexviz.history.kinds import EventKind
 from dexviz.sdk.codec import to_json_ready
 from dexviz.sdk.decision import DecisionKind, StepDecision, StepMovement
@@ -129,19 +131,19 @@ class Decisions(Closing):
         )
         moves, channels_empty = self._moves_for(run, prepared, victims)
         new = [self.new_execution(run, m, ex.execution_id) for m in moves] if run.is_open else []
-        payload = self._decision_payload(decision, new, victims, channels_empty)
         rt.recorder.emit(
             run,
             EventKind.STEP_EXECUTE_COMPLETED,
             ex,
-            {
-                "started_ns": ex.first_started_ns,
-                "attempts": ex.attempt,
-                "decision": payload,
-                "writes": writes,
-                "published": [m.message_id for m in messages],
-                **staged_payload(ctx.staged),
-            },
+            LazyPayload(
+                execute_completed_payload,
+                ex.first_started_ns,
+                ex.attempt,
+                decision_values(decision, new, victims, channels_empty),
+                writes,
+                tuple(m.message_id for m in messages),
+                staged_values(ctx.staged),
+            ),
         )
         emit_published(rt.recorder, run, messages, ex.execution_id, ex)
         returned = self.cancel_all(run, victims, ex.execution_id)
@@ -168,35 +170,6 @@ class Decisions(Closing):
         empty = all(not run.queues.get(n) and n not in reserved for n in names)
         assert prepared.fallback is not None
         return ([] if empty else [prepared.fallback]), empty
-
-    def _decision_payload(
-        self,
-        decision: StepDecision,
-        new: list[Execution],
-        victims: list[Execution],
-        channels_empty: bool | None,
-    ) -> dict[str, Any]:
-        payload: dict[str, Any] = {
-            "kind": decision.kind.name,
-            "next": [
-                {
-                    "step_type": e.step_type,
-                    "execution_id": e.execution_id,
-                    "input": to_json_ready(e.input),
-                }
-                for e in new
-            ],
-            "has_output": decision.has_output,
-            "reason": decision.reason,
-            "canceling_steps": _type_names(decision.canceling_steps),
-            "canceling_sibling_steps": _type_names(decision.canceling_sibling_steps),
-            "canceled": [v.execution_id for v in victims],
-        }
-        if decision.has_output:
-            payload["output"] = to_json_ready(decision.output)
-        if channels_empty is not None:
-            payload["channels_empty"] = channels_empty
-        return payload
 
     def _close_decision(
         self, run: FlowRun, ex: Execution, decision: StepDecision, channels_empty: bool | None
@@ -250,12 +223,9 @@ class Decisions(Closing):
             run,
             EventKind.STEP_EXECUTION_CREATED,
             ex,
-            {
-                "input": to_json_ready(ex.input),
-                "from_execution_id": ex.from_execution_id,
-                "reason": reason,
-                "has_wait_for": ex.step.has_wait_for,
-            },
+            LazyPayload(
+                created_payload, ex.input, ex.from_execution_id, reason, ex.step.has_wait_for
+            ),
             method="",
             attempt=0,
         )
@@ -299,6 +269,79 @@ class Decisions(Closing):
         if ex.active:
             self.finish(run, ex, Phase.DONE)
         self.close(run, FlowStatus.FAILED, FlowErrorType.WORKER_API_FAILED, message)
+
+
+def decision_values(
+    decision: StepDecision,
+    new: list[Execution],
+    victims: list[Execution],
+    channels_empty: bool | None,
+) -> tuple[Any, ...]:
+    """What a decision's payload needs, captured at commit (an output is made JSON-ready now)."""
+    return (
+        decision.kind.name,
+        tuple((e.step_type, e.execution_id, e.input) for e in new),
+        decision.has_output,
+        to_json_ready(decision.output) if decision.has_output else None,
+        decision.reason,
+        decision.canceling_steps,
+        decision.canceling_sibling_steps,
+        tuple(v.execution_id for v in victims),
+        channels_empty,
+    )
+
+
+def decision_payload(values: tuple[Any, ...]) -> dict[str, Any]:
+    """The JSON-ready ``decision`` member of StepExecuteCompleted and RpcExecutionCompleted."""
+    kind, new, has_output, output, reason, canceling, siblings, canceled, channels_empty = values
+    payload: dict[str, Any] = {
+        "kind": kind,
+        "next": [
+            {"step_type": step_type, "execution_id": execution_id, "input": to_json_ready(value)}
+            for step_type, execution_id, value in new
+        ],
+        "has_output": has_output,
+        "reason": reason,
+        "canceling_steps": _type_names(canceling),
+        "canceling_sibling_steps": _type_names(siblings),
+        "canceled": list(canceled),
+    }
+    if has_output:
+        payload["output"] = output
+    if channels_empty is not None:
+        payload["channels_empty"] = channels_empty
+    return payload
+
+
+def execute_completed_payload(
+    started_ns: int,
+    attempts: int,
+    decision: tuple[Any, ...],
+    writes: list[dict[str, Any]],
+    published: tuple[str, ...],
+    staged: tuple[dict[str, Any], dict[str, Any]],
+) -> dict[str, Any]:
+    """The payload of StepExecuteCompleted (docs/history-format.md)."""
+    return {
+        "started_ns": started_ns,
+        "attempts": attempts,
+        "decision": decision_payload(decision),
+        "writes": writes,
+        "published": list(published),
+        **staged_payload_of(*staged),
+    }
+
+
+def created_payload(
+    value: Any, from_execution_id: str, reason: str, has_wait_for: bool
+) -> dict[str, Any]:
+    """The payload of StepExecutionCreated."""
+    return {
+        "input": to_json_ready(value),
+        "from_execution_id": from_execution_id,
+        "reason": reason,
+        "has_wait_for": has_wait_for,
+    }
 
 
 def _type_names(steps: tuple[Any, ...]) -> list[str]:

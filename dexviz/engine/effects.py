@@ -8,6 +8,7 @@ from typing import Any
 from dexviz.engine.context import DELETED, Staged
 from dexviz.engine.recorder import Recorder
 from dexviz.engine.state import FlowRun, Message
+from dexviz.history.event import LazyPayload
 from dexviz.history.kinds import EventKind
 from dexviz.sdk.codec import to_json_ready
 
@@ -69,13 +70,38 @@ def emit_published(
             run,
             EventKind.MESSAGE_PUBLISHED,
             execution,
-            {
-                "channel": message.channel,
-                "message_id": message.message_id,
-                "value": to_json_ready(message.value),
-                "publisher": publisher,
-            },
+            LazyPayload(
+                published_payload, message.channel, message.message_id, message.value, publisher
+            ),
         )
+
+
+def published_payload(channel: str, message_id: str, value: Any, publisher: str) -> dict[str, Any]:
+    """The payload of MessagePublished (the value is the engine's private copy)."""
+    return {
+        "channel": channel,
+        "message_id": message_id,
+        "value": to_json_ready(value),
+        "publisher": publisher,
+    }
+
+
+_NO_STAGED: tuple[dict[str, Any], dict[str, Any]] = ({}, {})
+
+
+def staged_values(staged: Staged) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The attempt's locals and events made JSON-ready now: user values may change later."""
+    if not staged.locals and not staged.events:
+        return _NO_STAGED
+    return (
+        {k: to_json_ready(v) for k, v in staged.locals.items()},
+        {k: to_json_ready(v) for k, v in staged.events.items()},
+    )
+
+
+def staged_payload_of(locals: dict[str, Any], events: dict[str, Any]) -> dict[str, Any]:
+    """The ``locals`` and ``events`` members of a payload, from :func:`staged_values`."""
+    return {"locals": dict(locals), "events": dict(events)}
 
 
 def staged_payload(staged: Staged, ready: Callable[[Any], Any] = to_json_ready) -> dict[str, Any]:

@@ -5,9 +5,8 @@ from __future__ import annotations
 import difflib
 from collections.abc import Callable, Collection, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from dexviz.engine.async_client import AsyncClient
 from dexviz.engine.choice import Chooser
 from dexviz.engine.client import Client
 from dexviz.engine.faults import FaultPlan
@@ -22,6 +21,9 @@ from dexviz.sdk.errors import SimulationLimitError
 from dexviz.sdk.flow import Flow
 from dexviz.sdk.registry import Registry
 from dexviz.sdk.results import FlowResult
+
+if TYPE_CHECKING:
+    from dexviz.engine.async_client import AsyncClient
 
 Breakpoint = EventKind | str | type | Callable[[Event], bool]
 
@@ -172,6 +174,8 @@ class Engine:
     def async_client(self) -> AsyncClient:
         """An AsyncClient bound to the running event loop; live async handlers run on that loop."""
         self._check_open()
+        from dexviz.engine.async_client import AsyncClient  # asyncio loads only when used
+
         return AsyncClient(self._rt)
 
     def _check_open(self) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
@@ -206,7 +205,9 @@ class Invoker:
             ex.heartbeat_timer = None
         ex.task = None
         if cancelled:
-            self.fail(run, ex, ctx, asyncio.CancelledError("the handler was cancelled"), "error")
+            from asyncio import CancelledError  # only a coroutine handler can be cancelled
+
+            self.fail(run, ex, ctx, CancelledError("the handler was cancelled"), "error")
         elif error is not None:
             self.fail(run, ex, ctx, error, "error")
         elif inspect.isawaitable(result):

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextvars
 import itertools
-from concurrent.futures import TimeoutError as FutureTimeout
 from typing import TYPE_CHECKING, Any
 
 from dexviz.engine.context import InvocationContext
@@ -138,7 +136,7 @@ def _call(
         if rt.sim is not None:
             return ctx, (_drive(rt, bound, args) if rpc.is_async else _call_sync(rt, bound, args))
         return ctx, _call_live(rt, bound, args, rpc.is_async, timeout)
-    except FutureTimeout:
+    except TimeoutError:  # concurrent.futures.TimeoutError is TimeoutError
         ctx.canceled = True
         raise service_error(
             RequestTimeoutError,
@@ -174,6 +172,8 @@ def _call_live(
         async def run() -> Any:
             handler_clock.set(rt.clock_millis)
             return await bound(*args)
+
+        import asyncio  # live async RPCs only
 
         future = asyncio.run_coroutine_threadsafe(run(), runner.loop())
     else:

@@ -6,18 +6,22 @@ asyncio loop.
 
 from __future__ import annotations
 
-import asyncio
 import contextvars
 import inspect
 import threading
 from collections.abc import Callable, Generator
-from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dexviz.engine.live import THREAD_PREFIX, LiveScheduler
-from dexviz.engine.loop import VirtualLoop
 from dexviz.sdk.clock import handler_clock
 from dexviz.sdk.step_output import StepOutput
+
+if TYPE_CHECKING:
+    # asyncio and concurrent.futures load only when a coroutine handler or live mode needs them.
+    import asyncio
+    from concurrent.futures import Future
+
+    from dexviz.engine.loop import VirtualLoop
 
 Done = Callable[[Any, BaseException | None, bool], None]
 """Called with (result, error, cancelled) on the engine's side once a handler finished."""
@@ -78,7 +82,7 @@ def _drain(generator: Generator[Any, Any, Any], context: Any) -> Any:
 class SimRunner:
     """Simulation: sync handlers run inline; coroutines run as Tasks on the VirtualLoop."""
 
-    def __init__(self, loop: VirtualLoop, clock: Callable[[], int]) -> None:
+    def __init__(self, loop: Callable[[], VirtualLoop], clock: Callable[[], int]) -> None:
         self._loop = loop
         self._clock = clock
 
@@ -96,7 +100,7 @@ class SimRunner:
         """Start the coroutine as a Task; report when it finishes. Returns the Task."""
         context = contextvars.copy_context()
         context.run(handler_clock.set, self._clock)
-        task = self._loop.start_task(_guarded(context.run(handler, *args)), context)
+        task = self._loop().start_task(_guarded(context.run(handler, *args)), context)
         task.add_done_callback(lambda t: done(*_task_outcome(t)))
         return task
 
@@ -119,6 +123,8 @@ class LiveRunner:
     def __init__(
         self, scheduler: LiveScheduler, clock: Callable[[], int], workers: int = 32
     ) -> None:
+        from concurrent.futures import ThreadPoolExecutor
+
         self._scheduler = scheduler
         self._clock = clock
         self._pool = ThreadPoolExecutor(workers, thread_name_prefix=f"{THREAD_PREFIX}handler")
@@ -140,6 +146,8 @@ class LiveRunner:
 
     def run_async(self, handler: Any, args: tuple[Any, ...], done: Done) -> Any:
         """Run the coroutine on the async loop; its outcome comes back as an engine unit."""
+        import asyncio
+
         clock = self._clock
 
         async def run() -> Any:
@@ -157,6 +165,8 @@ class LiveRunner:
         if self.async_loop is not None and not self.async_loop.is_closed():
             return self.async_loop
         if self._own_loop is None:
+            import asyncio
+
             self._own_loop = asyncio.new_event_loop()
             self._loop_thread = threading.Thread(
                 target=self._own_loop.run_forever, name=f"{THREAD_PREFIX}asyncio", daemon=True
@@ -166,6 +176,8 @@ class LiveRunner:
 
     def close(self, timeout: float = 5.0) -> None:
         """Stop the pool and dexviz's own loop, and wait for their threads."""
+        import asyncio
+
         self._pool.shutdown(wait=False, cancel_futures=True)
         for thread in list(getattr(self._pool, "_threads", ())):
             thread.join(timeout)
@@ -185,6 +197,8 @@ class LiveRunner:
 
 
 async def _cancel_tasks() -> None:
+    import asyncio
+
     current = asyncio.current_task()
     tasks = [t for t in asyncio.all_tasks() if t is not current]
     for task in tasks:

@@ -5,11 +5,9 @@ from __future__ import annotations
 import gc
 import random
 import threading
-import uuid
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dexviz.engine.choice import Chooser, SeededChooser
 from dexviz.engine.decide import Decisions
@@ -17,7 +15,6 @@ from dexviz.engine.faults import FaultPlan
 from dexviz.engine.invoke import Invoker
 from dexviz.engine.live import LiveScheduler
 from dexviz.engine.locks import LockTable
-from dexviz.engine.loop import VirtualLoop
 from dexviz.engine.recorder import Recorder
 from dexviz.engine.runners import LiveRunner, SimRunner
 from dexviz.engine.scheduler import SIMULATION_EPOCH_NS, Scheduler, TimerHandle
@@ -28,11 +25,17 @@ from dexviz.engine.streams import StreamStore
 from dexviz.engine.subflows import SubFlows
 from dexviz.engine.time_travel import TimeTravel
 from dexviz.engine.timeouts import FlowTimeouts
+from dexviz.engine.uuids import uuid_text
 from dexviz.engine.waits import WaitManager
 from dexviz.history.event import Event
 from dexviz.sdk.flow_options import StartFlowOptions
 from dexviz.sdk.registry import Registry
 from dexviz.sdk.results import FlowResult, FlowStatus
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
+
+    from dexviz.engine.loop import VirtualLoop
 
 
 @contextmanager
@@ -83,8 +86,8 @@ class Runtime:
         else:
             self.sim = self.scheduler = Scheduler(seed, epoch_ns, chooser)
             self.chooser = self.sim.chooser
-            self.loop = VirtualLoop(self.sim)
-            self.runner = SimRunner(self.loop, self.clock_millis)
+            self.runner = SimRunner(lambda: self.loop, self.clock_millis)
+        self._loop: VirtualLoop | None = None
         self.store: Store = store if store is not None else MemoryStore()
         self.recorder = Recorder(self.store, self.now)
         self.faults = faults if faults is not None else FaultPlan()
@@ -103,6 +106,16 @@ class Runtime:
         self._stale_skips: dict[str, list[tuple[str, Any]]] = {}
         self.ids = random.Random(f"dexviz-run-ids:{seed}")
 
+    @property
+    def loop(self) -> VirtualLoop:
+        """The simulation's asyncio loop, created (and asyncio imported) for the first coroutine."""
+        if self._loop is None:
+            assert self.sim is not None, "a live engine runs coroutines on a real asyncio loop"
+            from dexviz.engine.loop import VirtualLoop
+
+            self._loop = VirtualLoop(self.sim)
+        return self._loop
+
     # -- clock ----------------------------------------------------------------------------
     def now(self) -> int:
         """Engine time in ns since the epoch (virtual in simulation, wall clock when live)."""
@@ -113,7 +126,7 @@ class Runtime:
         millis = self.now() // 1_000_000
         value = (millis & (2**48 - 1)) << 80 | 7 << 76 | self.ids.getrandbits(12) << 64
         value |= 2 << 62 | self.ids.getrandbits(62)
-        return str(uuid.UUID(int=value))
+        return uuid_text(value)
 
     def clock_millis(self) -> int:
         """Engine time in ms (what ``current_time_millis()`` returns inside handlers)."""
@@ -161,6 +174,8 @@ class Runtime:
 
     def watch(self, ready: Callable[[], bool]) -> Future[None]:
         """A future completed after the first commit at which ``ready()`` holds (or now)."""
+        from concurrent.futures import Future  # only waiting clients need futures
+
         future: Future[None] = Future()
         with self.lock:
             if ready():

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import uuid
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -10,6 +9,7 @@ from dexviz.engine.decide import Move
 from dexviz.engine.errors import service_error
 from dexviz.engine.spec import check_flow_id, flow_spec
 from dexviz.engine.state import Execution, FlowRun
+from dexviz.engine.uuids import uuid4_bits, uuid_text
 from dexviz.history.kinds import EventKind
 from dexviz.sdk.codec import to_json_ready
 from dexviz.sdk.definitions import FlowDefinition
@@ -78,7 +78,7 @@ class Starts:
 
     def new_run(self, definition: FlowDefinition, flow_id: str) -> FlowRun:
         """A fresh run; its events continue the Flow's history numbering after earlier runs."""
-        run_id = str(uuid.UUID(int=self._rt.ids.getrandbits(128), version=4))
+        run_id = uuid_text(uuid4_bits(self._rt.ids.getrandbits(128)))
         run = FlowRun(flow_id, run_id, definition, self._rt.now())
         run.message_ids = self._rt.message_id
         earlier = self._rt.previous_runs.get(flow_id)

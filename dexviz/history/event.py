@@ -1,11 +1,66 @@
-"""Event: one immutable, JSON-ready history record."""
+"""Event: one immutable, JSON-ready history record, with a payload built when first read."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, NamedTuple
 
 from dexviz.history.kinds import EventKind
+
+
+class LazyPayload(Mapping[str, Any]):
+    """An event payload that is built from commit-time values the first time it is read.
+
+    The engine records several events per Step transition and most are never read while the
+    engine runs, so it keeps the builder and the values it needs (all immutable once the
+    commit is made) and builds the JSON-ready dict on first access. Reading it gives exactly
+    the dict the builder returns, so saved histories do not depend on when they were read.
+    """
+
+    __slots__ = ("_build", "_args", "_value")
+
+    def __init__(self, build: Callable[..., dict[str, Any]], *args: Any) -> None:
+        self._build: Callable[..., dict[str, Any]] | None = build
+        self._args: tuple[Any, ...] = args
+        self._value: dict[str, Any] | None = None
+
+    @property
+    def value(self) -> dict[str, Any]:
+        """The JSON-ready dict (built now if it has not been yet)."""
+        value = self._value
+        if value is None:
+            assert self._build is not None
+            value = self._value = self._build(*self._args)
+            self._build = None
+            self._args = ()
+        return value
+
+    def __getitem__(self, key: str) -> Any:
+        return self.value[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.value)
+
+    def __len__(self) -> int:
+        return len(self.value)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.value
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """The member ``key``, or ``default``."""
+        return self.value.get(key, default)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, LazyPayload):
+            other = other.value
+        return self.value == other
+
+    # Unhashable, like the dict it stands for.
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return repr(self.value)
 
 
 class Event(NamedTuple):
@@ -24,7 +79,8 @@ class Event(NamedTuple):
         step_type: the Step type, if any.
         method: ``wait_for``, ``execute``, ``rpc`` or ``timeout_handler``, if any.
         attempt: the method attempt, if any.
-        payload: JSON-ready details (see docs/history-format.md).
+        payload: JSON-ready details (see docs/history-format.md); a read-only mapping, which
+            the engine builds on first access (:class:`LazyPayload`).
     """
 
     seq: int

@@ -123,3 +123,25 @@ def test_event_describe_and_dict() -> None:
     event = Event(3, 5, EventKind.ATTEMPT_STARTED, "f", "r", "A-1", "A", "execute", 2, {})
     assert event.describe() == "#3 AttemptStarted A-1 (execute #2)"
     assert event.to_dict()["kind"] == "AttemptStarted"
+
+
+def test_lazy_payload_reads_like_the_dict_it_builds() -> None:
+    from dexviz.history.event import LazyPayload
+
+    calls: list[int] = []
+
+    def build(a: int, b: str) -> dict[str, object]:
+        calls.append(1)
+        return {"b": b, "a": a}
+
+    payload = LazyPayload(build, 1, "x")
+    assert calls == []
+    event = Event(1, 0, EventKind.ATTEMPT_STARTED, "f", "r", None, None, None, None, payload)
+    assert event.payload == {"a": 1, "b": "x"} and {"a": 1, "b": "x"} == event.payload
+    assert event.payload["a"] == 1 and event.payload.get("c", 3) == 3 and "b" in event.payload
+    assert list(event.payload) == ["b", "a"] and len(event.payload) == 2
+    assert event.to_dict()["payload"] == {"b": "x", "a": 1}
+    assert repr(event.payload) == "{'b': 'x', 'a': 1}"
+    assert event == Event(1, 0, EventKind.ATTEMPT_STARTED, "f", "r", None, None, None, None,
+                          {"a": 1, "b": "x"})
+    assert calls == [1]

@@ -1,0 +1,58 @@
+"""The ``dexviz`` package: lazy public names (PEP 562), tab completion, and light imports."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import dexviz
+import dexviz.sdk
+
+
+def test_every_sdk_name_is_a_dexviz_name() -> None:
+    assert set(dexviz._SDK_NAMES) == set(dexviz.sdk.__all__)
+
+
+def test_every_public_name_resolves_to_the_owning_module_object() -> None:
+    for name in dexviz.__all__:
+        assert getattr(dexviz, name) is not None, name
+    assert dexviz.Flow is dexviz.sdk.Flow
+    assert dexviz.go_to is dexviz.sdk.go_to
+
+
+def test_dir_lists_lazy_names_before_first_use() -> None:
+    names = dir(dexviz)
+    assert {"Engine", "simulate", "Flow", "timeline", "Debugger", "__version__"} <= set(names)
+    assert names == sorted(names)
+
+
+def test_unknown_name_raises_attribute_error() -> None:
+    try:
+        dexviz.NoSuchName  # noqa: B018 - the lookup is the test
+    except AttributeError as error:
+        assert "NoSuchName" in str(error)
+    else:
+        raise AssertionError("expected AttributeError")
+
+
+def _modules_after(statement: str) -> set[str]:
+    code = f"{statement}\nimport sys\nprint('\\n'.join(sys.modules))"
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    return set(out.split())
+
+
+def test_import_dexviz_loads_neither_engine_nor_sdk() -> None:
+    loaded = _modules_after("import dexviz")
+    assert not {"dexviz.engine", "dexviz.sdk", "asyncio"} & loaded
+
+
+def test_import_history_pulls_neither_engine_nor_asyncio() -> None:
+    loaded = _modules_after("import dexviz.history")
+    assert not {"dexviz.engine", "asyncio", "concurrent.futures"} & loaded
+
+
+def test_engine_import_defers_asyncio_and_uuid() -> None:
+    loaded = _modules_after("from dexviz import Engine, Flow, simulate")
+    assert not {"asyncio", "uuid"} & loaded
