@@ -49,10 +49,18 @@ def test_a_file_that_is_not_a_history_exits_2_naming_the_line(tmp_path, capsys):
     assert not bad.with_suffix(".html").exists()
 
 
-def test_an_empty_history_exits_2(tmp_path, capsys):
+def test_an_empty_file_exits_2(tmp_path, capsys):
     empty = tmp_path / "empty.jsonl"
     empty.write_text("", encoding="utf-8")
     assert cli.main(["report", str(empty)]) == 2
+    assert "empty.jsonl" in (err := _error(capsys)) and "empty" in err
+
+
+def test_a_history_without_events_exits_2(tmp_path, capsys):
+    header = tmp_path / "header.jsonl"
+    header.write_text('{"format": "dexviz-history", "version": 1, "flow_id": "flow-1"}\n',
+                      encoding="utf-8")
+    assert cli.main(["report", str(header)]) == 2
     assert "nothing to replay" in _error(capsys)
 
 
