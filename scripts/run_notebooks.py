@@ -10,7 +10,9 @@ Each notebook runs top to bottom in a new kernel of the interpreter running this
 ``notebooks/`` as its working directory, as ``make test`` runs nbval (``--nbval-current-env``).
 A notebook is written back only when every cell ran without an error. Before writing, outputs
 are made small and stable: split stream outputs are merged, rich outputs (SVG, PNG, JPEG, HTML)
-larger than ``--max-output-kb`` are dropped (their ``text/plain`` line stays), widget state,
+larger than ``--max-output-kb`` are dropped (their ``text/plain`` line stays) except a
+Debugger's static snapshot, kept up to ``--max-snapshot-kb`` because it is what the notebook
+shows without a kernel (nbconvert, nbviewer, GitHub), widget state,
 widget views and execution timings are not stored, and the notebook metadata keeps only the
 kernelspec and the language. The script exits 1 if a notebook fails or runs longer than
 ``--max-seconds``.
@@ -37,6 +39,8 @@ RICH_TYPES = ("image/svg+xml", "image/png", "image/jpeg", "text/html")
 # Widget views point at models whose state is not saved: a saved notebook could only show
 # "model not found" for them, so only their text/plain line is kept.
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+# The text/html a Debugger displays beside its widget (dexviz.widgets.snapshot).
+SNAPSHOT_MARK = 'class="dexviz-debugger dx-static"'
 KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
 
 
@@ -89,7 +93,13 @@ def coalesce_streams(outputs: list[Any]) -> list[Any]:
     return merged
 
 
-def shrink(notebook: Any, max_bytes: int) -> list[str]:
+def _limit(mime: str, value: object, max_bytes: int, snapshot_bytes: int) -> int:
+    """The size limit of one rich output: a Debugger snapshot has its own."""
+    is_snapshot = mime == "text/html" and SNAPSHOT_MARK in str(value)
+    return snapshot_bytes if is_snapshot else max_bytes
+
+
+def shrink(notebook: Any, max_bytes: int, snapshot_bytes: int = 0) -> list[str]:
     """Merge streams, drop oversized rich outputs and volatile metadata; return what was dropped."""
     dropped = []
     for number, cell in enumerate(notebook.cells, start=1):
@@ -102,7 +112,7 @@ def shrink(notebook: Any, max_bytes: int) -> list[str]:
             data.pop(WIDGET_VIEW, None)
             for mime in RICH_TYPES:
                 size = len(str(data.get(mime, "")).encode("utf-8"))
-                if size > max_bytes:
+                if size > _limit(mime, data.get(mime), max_bytes, snapshot_bytes):
                     del data[mime]
                     dropped.append(f"cell {number}: {mime} ({size // 1024} KB)")
     notebook.metadata = {
@@ -130,6 +140,12 @@ def main(argv: list[str] | None = None) -> int:
         default=45,
         help="drop rich outputs larger than this (default 45)",
     )
+    parser.add_argument(
+        "--max-snapshot-kb",
+        type=int,
+        default=190,
+        help="keep a Debugger's static snapshot up to this size (default 190)",
+    )
     args = parser.parse_args(argv)
     paths = args.notebooks or sorted(NOTEBOOKS.glob("*.ipynb"))
     failed = False
@@ -140,7 +156,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"FAIL {path.name}: a cell raised\n{error}", file=sys.stderr)
             failed = True
             continue
-        dropped = shrink(notebook, args.max_output_kb * 1024)
+        dropped = shrink(notebook, args.max_output_kb * 1024, args.max_snapshot_kb * 1024)
         slow = seconds > args.max_seconds
         failed |= slow
         status = "SLOW" if slow else "ok"

@@ -197,19 +197,27 @@ class Debugger(DebuggerModel):
 
     def _repr_mimebundle_(self, include: Iterable[str] | None = None,
                           exclude: Iterable[str] | None = None, **kwargs: Any) -> dict[str, Any]:
-        """Notebook display: the widget when ipywidgets is available, else the snapshot HTML."""
+        """Notebook display: the widget (when ipywidgets is available) and the static snapshot.
+
+        The ``text/html`` snapshot (graph, panels at the cursor, timeline) rides beside the
+        widget, so a notebook saved and rendered without a kernel (nbconvert, nbviewer, GitHub)
+        still shows the debugger as it was displayed; front ends with a widget manager show
+        the widget.
+        """
+        from dexviz.widgets.snapshot import snapshot_html
+
         try:
             root = self.widget
         except ImportError:
             root = None
+        bundle: dict[str, Any] = {}
         if root is not None:
-            bundle = root._repr_mimebundle_(include=include, exclude=exclude, **kwargs)
-            if isinstance(bundle, dict) and _WIDGET in bundle:
-                bundle["text/plain"] = repr(self)
-                return bundle
-        from dexviz.widgets.snapshot import snapshot_html
-
-        return {"text/html": snapshot_html(self, document=False), "text/plain": repr(self)}
+            shown = root._repr_mimebundle_(include=include, exclude=exclude, **kwargs)
+            if isinstance(shown, dict) and _WIDGET in shown:
+                bundle = shown
+        bundle["text/html"] = snapshot_html(self, document=False)
+        bundle["text/plain"] = repr(self)
+        return bundle
 
     def __repr__(self) -> str:
         event = self.event
