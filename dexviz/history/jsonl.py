@@ -253,8 +253,8 @@ class _EventChecker:
             body = "".join(line + "\n" for line in lines[1:])
             if _digest(body) != header.sha256:
                 raise HistoryFormatError(
-                    "line 1: the events do not match the header's sha256 (the file was "
-                    "changed after dexviz wrote it)"
+                    "line 1: the events do not match the header's sha256 (changed after "
+                    "dexviz wrote it; to load a hand-edited file, drop 'events' and 'sha256')"
                 )
         return self.events
 

@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import ast
+import sys
 from collections import deque
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from functools import partial
 
 from dexviz.analysis.definition.builder import GraphBuilder
 from dexviz.analysis.definition.cells import load_cell_source
 from dexviz.analysis.definition.context import AnalysisContext
+from dexviz.analysis.definition.errors import DefinitionSourceError
 from dexviz.analysis.definition.flows import find_flow, read_rpcs, read_step_list
 from dexviz.analysis.definition.loader import load_source
 from dexviz.analysis.definition.model import Diagnostic, FlowDefinitionGraph, Span
@@ -19,6 +24,8 @@ from dexviz.analysis.definition.targets import step_type_name
 __all__ = ["analyze_flow", "analyze_module"]
 
 _CONTROL_EDGES = frozenset({"transition", "failure_transition"})
+ANALYSIS_RECURSION_LIMIT = 12_000
+"""Recursion limit while a Flow is analysed: enough for a 1,000-term sum or 400-deep elif."""
 
 
 def analyze_flow(source: object, flow: str | None = None) -> FlowDefinitionGraph:
@@ -41,7 +48,23 @@ def analyze_flow(source: object, flow: str | None = None) -> FlowDefinitionGraph
 
 
 def analyze_module(module: ModuleIndex, flow: str | None = None) -> FlowDefinitionGraph:
-    """Read the Flow named ``flow`` (or the only Flow) of an indexed module."""
+    """Read the Flow named ``flow`` (or the only Flow) of an indexed module.
+
+    Deep but valid code (a 400-deep ``elif`` chain, a 1,000-term sum) is analysed with extra
+    recursion headroom; a handler nested deeper still becomes a ``too_deep`` error diagnostic
+    naming its file and line, and the rest of the Flow is analysed.
+    """
+    with recursion_headroom():
+        try:
+            return _analyze(module, flow)
+        except RecursionError:
+            raise DefinitionSourceError(
+                module.path, "too deep to analyze (the Flow class nests too deeply)",
+                code="too_deep",
+            ) from None
+
+
+def _analyze(module: ModuleIndex, flow: str | None) -> FlowDefinitionGraph:
     flow_class = find_flow(module, flow)
     ctx = AnalysisContext.create(module, flow_class)
     flow_name = step_type_name(module, flow_class)
@@ -51,16 +74,51 @@ def analyze_module(module: ModuleIndex, flow: str | None = None) -> FlowDefiniti
     for entry in entries:
         reader.add_step(entry)
     for entry in entries:
-        reader.read_step(entry)
+        _guarded(ctx, entry.step.node or entry.at, partial(reader.read_step, entry))
     for rpc in read_rpcs(ctx):
-        reader.read_rpc(rpc)
-    reader.read_timeout_handler(flow_name)
+        _guarded(ctx, rpc.func, partial(reader.read_rpc, rpc))
+    timeout_handler = module.method(flow_class, "handle_timeout") or flow_class
+    _guarded(ctx, timeout_handler, lambda: reader.read_timeout_handler(flow_name))
     declared = reader.read_schema()
     start = next((f"step:{e.step.name}" for e in entries if e.start), None)
     span = Span(flow_class.lineno, flow_class.col_offset)
     draft = builder.build(start, ctx.report.items, span)
     extra = _reachability(draft, flow_class) + _resource_checks(draft, declared, flow_class)
     return builder.build(start, [*ctx.report.items, *extra], span)
+
+
+def _guarded(ctx: AnalysisContext, at: ast.AST, read: Callable[[], object]) -> None:
+    """Run one handler's reading; one nested too deeply becomes a diagnostic, not a crash."""
+    try:
+        read()
+    except RecursionError:
+        line = getattr(at, "lineno", None)
+        ctx.report.error(
+            "too_deep",
+            f"too deep to analyze at {ctx.module.path}:{line}; this part of the graph is "
+            "left out",
+            at,
+        )
+
+
+@contextmanager
+def recursion_headroom(limit: int | None = None) -> Iterator[None]:
+    """Raise the recursion limit to ``limit`` (default ANALYSIS_RECURSION_LIMIT) for a block.
+
+    The limit is never lowered.
+
+    The analysis recurses in pure Python (``ast.unparse``, the condition reader), whose frames
+    live on the heap in CPython 3.11+, so the extra depth costs memory, not the C stack.
+    """
+    limit = ANALYSIS_RECURSION_LIMIT if limit is None else limit
+    previous = sys.getrecursionlimit()
+    if previous < limit:
+        sys.setrecursionlimit(limit)
+    try:
+        yield
+    finally:
+        if previous < limit:
+            sys.setrecursionlimit(previous)
 
 
 def _reachability(graph: FlowDefinitionGraph, flow_class: ast.ClassDef) -> list[Diagnostic]:

@@ -91,7 +91,9 @@ def read_step_list(ctx: AnalysisContext) -> list[StepEntry]:
     scope = Scope(ctx.module, ctx.flow_class, method)
     entries: list[StepEntry] = []
     for candidate in expand_returns(scope):
-        entries += _chain(candidate.expr, scope, ctx)
+        chain = _chain(candidate.expr, scope, ctx)
+        _report_duplicates(chain, ctx)
+        entries += chain
     starts = [e for e in entries if e.start]
     for extra in starts[1:]:
         ctx.report.error(
@@ -106,6 +108,20 @@ def read_step_list(ctx: AnalysisContext) -> list[StepEntry]:
     for entry in ordered:
         ctx.targets.register(entry.step)
     return ordered
+
+
+def _report_duplicates(chain: list[StepEntry], ctx: AnalysisContext) -> None:
+    """A Step listed twice in one StepList: the engine refuses to register such a Flow."""
+    seen: set[str] = set()
+    for entry in chain:
+        if entry.step.name in seen:
+            ctx.report.error(
+                "duplicate_step",
+                f"{ctx.flow_class.name}.get_steps lists Step {entry.step.name} twice; the "
+                "engine rejects a Flow with a duplicate Step type",
+                entry.at,
+            )
+        seen.add(entry.step.name)
 
 
 def _chain(expr: ast.expr, scope: Scope, ctx: AnalysisContext) -> list[StepEntry]:

@@ -8,14 +8,13 @@ already-imported module, or a Flow class or instance: for the last three only th
 from __future__ import annotations
 
 import ast
-import importlib.util
 import inspect
 import os
 from dataclasses import dataclass
-from pathlib import Path
 from types import ModuleType
 
 from dexviz.analysis.definition.errors import DefinitionSourceError
+from dexviz.analysis.definition.reading import read_source_text
 
 __all__ = ["SourceFile", "load_source", "parse_source"]
 
@@ -44,16 +43,11 @@ def load_source(source: object) -> SourceFile:
     Raises:
         FileNotFoundError: The path does not exist.
         TypeError: ``source`` is none of the accepted kinds.
-        DefinitionSourceError: The file has a syntax error (the message names file and line).
+        DefinitionSourceError: The file is not a readable regular source file, cannot be
+            decoded, or has a syntax error (the message names file and line).
     """
     path, hint = _locate(source)
-    try:
-        data = Path(path).read_bytes()
-    except FileNotFoundError:
-        raise FileNotFoundError(f"{path}: no such Flow source file") from None
-    except IsADirectoryError:
-        raise FileNotFoundError(f"{path}: is a directory, not a Flow source file") from None
-    return parse_source(importlib.util.decode_source(data), path, flow_hint=hint)
+    return parse_source(read_source_text(path), path, flow_hint=hint)
 
 
 def parse_source(text: str, path: str, *, flow_hint: str | None = None) -> SourceFile:
@@ -68,6 +62,13 @@ def parse_source(text: str, path: str, *, flow_hint: str | None = None) -> Sourc
             line=error.lineno,
             col=None if error.offset is None else max(error.offset - 1, 0),
         ) from None
+    except (RecursionError, MemoryError) as error:  # nesting beyond CPython's parser limits
+        limit = "recursion" if isinstance(error, RecursionError) else "memory"
+        raise DefinitionSourceError(
+            path, f"too deep to parse (Python's parser ran out of {limit})", code="too_deep"
+        ) from None
+    except ValueError as error:  # null bytes in the source
+        raise DefinitionSourceError(path, f"cannot parse: {error}", code="syntax_error") from None
     return SourceFile(path, text, tree, flow_hint)
 
 

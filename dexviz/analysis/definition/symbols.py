@@ -228,10 +228,19 @@ def iter_calls(func: FunctionNode) -> Iterator[ast.Call]:
 
 
 def _walk_shallow(node: ast.AST) -> Iterator[ast.AST]:
-    yield node
-    for child in ast.iter_child_nodes(node):
-        if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            yield from _walk_shallow(child)
+    # Depth-first in source order, with an explicit stack: a 1,000-term sum nests 1,000 deep.
+    # Nested statements are not entered: _function_statements yields each of them itself, so
+    # a 400-deep elif chain is walked once, not 400 times.
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        children = [
+            child
+            for child in ast.iter_child_nodes(current)
+            if not isinstance(child, ast.stmt)
+        ]
+        stack.extend(reversed(children))
 
 
 def _function_statements(func: FunctionNode) -> Iterator[ast.stmt]:

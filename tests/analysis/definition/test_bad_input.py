@@ -92,7 +92,7 @@ class Dyn(Flow[int]):
 def test_a_missing_file_and_a_directory_are_clear_errors(tmp_path):
     with pytest.raises(FileNotFoundError, match="no_such_flow.py: no such Flow source file"):
         analyze_flow(tmp_path / "no_such_flow.py")
-    with pytest.raises(FileNotFoundError, match="is a directory"):
+    with pytest.raises(DefinitionSourceError, match="is a directory"):
         analyze_flow(tmp_path)
 
 
