@@ -47,11 +47,21 @@ def _header(node: LineageNode) -> str:
     if node.kind == "source":
         return row(cell(font(node.label, bold=True, size=11, color=border),
                         {**_LEFT, "COLSPAN": 2, "WIDTH": 120}))
-    status = node.status
     return row(
         cell(font(node.label, bold=True, size=11, color=TEXT), {**_LEFT, "WIDTH": 150}),
-        cell(font(status, bold=True, size=9, color=border), {"ALIGN": "RIGHT"}),
+        cell(font(status_text(node), bold=True, size=9, color=border), {"ALIGN": "RIGHT"}),
     )
+
+
+def status_text(node: LineageNode) -> str:
+    """A node's status as its header says it: a group of mixed outcomes gives its counts.
+
+    ``7 Completed · 1 Failed`` rather than the one status the group's border colour shows.
+    """
+    if node.kind == "group" and len(node.statuses) > 1:
+        ordered = sorted(node.statuses, key=lambda pair: -pair[1])  # stable: ties keep order
+        return " · ".join(f"{n} {status}" for status, n in ordered)
+    return node.status
 
 
 def _line(text: str, color: str = MUTED, fill: str | None = None, size: float = 9) -> str:
@@ -73,7 +83,7 @@ def _histogram(node: LineageNode) -> str:
 
 def _body(node: LineageNode) -> list[str]:
     if node.kind == "group":
-        return [_line(node.detail[0]), _histogram(node), _line(node.detail[1], TEXT)]
+        return [_line(node.detail[0]), _histogram(node)]
     if node.kind != "step":
         return [_line(line, TEXT) for line in node.detail]
     execution_id, outcome, *rest = node.detail
@@ -107,8 +117,12 @@ def node_attrs(node: LineageNode) -> dict[str, AttrValue]:
 
 def edge_attrs(edge: LineageEdge, index: int) -> dict[str, AttrValue]:
     """The DOT attributes of one edge, styled by kind."""
+    # A message edge does not constrain the layout, and Graphviz then places an ordinary
+    # label where it made room for it, often far from the edge; an xlabel is placed after the
+    # layout, next to the edge's middle.
+    key = "taillabel" if edge.kind == "message" else "label"
     return {**_EDGE_STYLES[edge.kind], "id": f"edge:{index:04d}", "class": edge.kind,
-            "label": edge.label or None}
+            key: edge.label or None}
 
 
 def _swatch(item: LegendItem) -> str:
@@ -176,5 +190,5 @@ def summary_lines(graph: LineageGraph) -> Sequence[str]:
     lines = [repr(graph)]
     for node in graph.nodes:
         if node.kind in ("step", "group"):
-            lines.append(f"  {node.label:<36} {node.status}")
+            lines.append(f"  {node.label:<36} {status_text(node)}")
     return lines

@@ -24,6 +24,7 @@ from dexviz.viz.definition_theme import (
     MUTED,
     NODE_STYLES,
     START,
+    STUB_STYLE,
     TEXT,
     card_rows,
     legend_items,
@@ -90,11 +91,33 @@ def definition_dot(
         ):
             dot.node(node.id, _simple_node_attrs(graph, node, folded))
     edges = [e for e in edges if e.id not in folded.ids]
+    stubs: set[str] = set()
     for attrs, tail, head in _styled_edges(graph, edges, ports, options):
+        if attrs.get("constraint") is False:
+            head = _publish_stub(dot, graph, head[0], tail[0], stubs)
+            del attrs["constraint"]
+            attrs["label"] = None  # the stub names the Channel
         dot.edge(tail[0], head[0], attrs, source_port=tail[1], target_port=head[1])
     if options.legend:
-        _add_legend(dot, graph, edges, options)
+        _add_legend(dot, graph, edges, options, stubs=bool(stubs))
     return dot.source()
+
+
+def _publish_stub(
+    dot: DotGraph, graph: FlowDefinitionGraph, resource_id: str, owner_id: str, stubs: set[str]
+) -> _Endpoint:
+    """A small copy of the Channel beside its publisher: one bus per Channel and publisher.
+
+    The Channel node sits above the Steps that wait on it, so an edge from a later Step back
+    up to it would loop round the picture; the stub keeps the publish short and readable.
+    """
+    stub = f"stub:{resource_id}@{owner_id}"
+    if stub not in stubs:
+        stubs.add(stub)
+        name = graph.node(resource_id).name
+        dot.node(stub, {**STUB_STYLE, "id": stub, "class": "channel-stub", "label": name,
+                        "tooltip": f"{name}: the Channel, published to here"})
+    return (stub, None)
 
 
 def _new_graph(
@@ -222,8 +245,8 @@ def _endpoint(
 
 
 def _edge_text(graph: FlowDefinitionGraph, edge: Edge, options: DefinitionDotOptions) -> str:
-    # Publishes are many and their style says what they are (legend); unlabelled they stay quiet.
-    label = "" if edge.kind == "resource_publish" else edge.label or ""
+    # A publish is labelled with its Channel (a stub shows the name itself, see below).
+    label = graph.node(edge.target).name if edge.kind == "resource_publish" else edge.label or ""
     if edge.multiplicity:
         label = f"{label} {edge.multiplicity}".strip()
     if edge.kind == "wait_condition" and not options.collapse:
@@ -243,10 +266,11 @@ def _edge_attrs(edge: Edge, label: str) -> dict[str, AttrValue]:
 
 
 def _add_legend(
-    dot: DotGraph, graph: FlowDefinitionGraph, edges: list[Edge], options: DefinitionDotOptions
+    dot: DotGraph, graph: FlowDefinitionGraph, edges: list[Edge], options: DefinitionDotOptions,
+    *, stubs: bool = False,
 ) -> None:
     items = legend_items(graph, edges, compact=options.collapse,
-                         hide_resources=options.hide_resources)
+                         hide_resources=options.hide_resources, stubs=stubs)
     # With newrank the unconnected legend sits in the first rank, beside the title.
     dot.node("legend", {"id": "legend", "class": "legend", "shape": "plain",
                         "label": legend_label("Legend", items)})

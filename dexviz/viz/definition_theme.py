@@ -22,6 +22,7 @@ __all__ = [
     "MUTED",
     "NODE_STYLES",
     "START",
+    "STUB_STYLE",
     "TEXT",
     "card_rows",
     "legend_items",
@@ -53,9 +54,9 @@ EDGE_STYLES: dict[str, dict[str, AttrValue]] = {
     "transition": {"color": "#334155", "fontcolor": "#334155", "penwidth": 1.4},
     "failure_transition": {"color": FAILURE, "fontcolor": FAILURE, "penwidth": 2.2},
     "wait_condition": {"color": "#b7791f", "fontcolor": "#8a5a12", "style": "dashed"},
-    "resource_publish": {"color": "#6f9c8a", "fontcolor": "#3d6355", "style": "dashed",
-                         "penwidth": 0.9},
-    "resource_read": {"color": "#4d7b69", "fontcolor": "#3d6355", "style": "dashed"},
+    "resource_publish": {"color": "#2f8f6f", "fontcolor": "#22604b", "style": "dotted",
+                         "penwidth": 1.6},
+    "resource_read": {"color": "#3b6fb6", "fontcolor": "#2c5490", "style": "dashed"},
     "resource_write": {"color": "#7c5ab0", "fontcolor": "#5b3f8a", "style": "dashed"},
 }
 """DOT attributes per edge kind."""
@@ -79,9 +80,15 @@ _NODE_CAPTIONS = (
 )
 _EDGE_CAPTIONS = (
     ("transition", "go_to / fan-out"), ("failure_transition", "Execute failure"),
-    ("wait_condition", "wait condition"), ("resource_publish", "publish"),
-    ("resource_read", "read"), ("resource_write", "write"),
+    ("wait_condition", "wait condition"), ("resource_publish", "publish (Step → Channel)"),
+    ("resource_read", "read (Channel → Step)"), ("resource_write", "write"),
 )
+_GLYPHS = {"resource_publish": "┈┈┈▶"}
+STUB_STYLE: dict[str, AttrValue] = {
+    "shape": "cylinder", "style": "filled", "fillcolor": "#e6f2ee", "color": "#4d7b69",
+    "fontsize": 9, "fontcolor": "#22604b", "margin": "0.06,0.02", "height": 0.3,
+}
+"""A publish target drawn beside its publisher (the Channel itself sits above the waits)."""
 
 
 def card_rows(
@@ -182,7 +189,8 @@ def _target_text(graph: FlowDefinitionGraph, edge: Edge) -> str:
 
 
 def legend_items(
-    graph: FlowDefinitionGraph, edges: Sequence[Edge], *, compact: bool, hide_resources: bool
+    graph: FlowDefinitionGraph, edges: Sequence[Edge], *, compact: bool, hide_resources: bool,
+    stubs: bool = False,
 ) -> list[LegendItem]:
     """The legend rows for what this picture actually shows."""
     kinds = {node.kind for node in graph.nodes}
@@ -197,10 +205,14 @@ def legend_items(
         if kind in kinds and not (hide_resources and kind in ("channel", "attribute")):
             style = NODE_STYLES[kind]
             items.append(LegendItem(caption, str(style["color"]), fill=str(style["fillcolor"])))
+    if stubs:
+        items.append(LegendItem("Channel published to (drawn beside the publisher)",
+                                str(STUB_STYLE["color"]), fill=str(STUB_STYLE["fillcolor"])))
     edge_kinds = {edge.kind for edge in edges}
     for kind, caption in _EDGE_CAPTIONS:
         if kind in edge_kinds:
             style = EDGE_STYLES[kind]
             items.append(LegendItem(caption, str(style["color"]), kind="edge",
-                                    dashed=style.get("style") == "dashed"))
+                                    dashed=style.get("style") == "dashed",
+                                    glyph=_GLYPHS.get(kind)))
     return items

@@ -181,6 +181,7 @@ class LegendItem:
     kind: str = "node"
     fill: str | None = None
     dashed: bool = False
+    glyph: str | None = None
 
 
 def legend_label(title: str, items: Sequence[LegendItem], *, fontsize: float = 9) -> HtmlLabel:
@@ -197,7 +198,7 @@ def legend_label(title: str, items: Sequence[LegendItem], *, fontsize: float = 9
 
 def _swatch(item: LegendItem, fontsize: float) -> str:
     if item.kind == "edge":
-        line = "╌╌╌▶" if item.dashed else "━━━▶"
+        line = item.glyph or ("╌╌╌▶" if item.dashed else "━━━▶")
         return cell(font(line, color=item.color, size=fontsize), {"ALIGN": "CENTER"})
     return cell(font("      ", size=fontsize), {
         "BGCOLOR": item.fill or "#ffffff", "COLOR": item.color, "BORDER": 1,

@@ -32,8 +32,8 @@ STATUS_COLORS = MappingProxyType(
 )
 """Execution status -> (border/ink colour, fill colour)."""
 
-SOURCE_COLORS = ("#856bb7", "#f5f1fb")
-"""Source nodes (Flow start, RPC, client publish): (border, fill)."""
+SOURCE_COLORS = ("#0f7c86", "#e8f6f7")
+"""Source nodes (Flow start, RPC, client publish): (border, fill); teal, so no status shares it."""
 
 CLOSE_COLORS = MappingProxyType(
     {

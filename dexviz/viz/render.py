@@ -10,6 +10,7 @@ never shows a traceback for it.
 from __future__ import annotations
 
 import base64
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping
 from os import PathLike
@@ -24,6 +25,7 @@ __all__ = [
     "GraphView",
     "GraphvizNotInstalledError",
     "GraphvizRenderError",
+    "fit_svg",
     "render",
 ]
 
@@ -80,6 +82,27 @@ def render(dot_text: str, fmt: str) -> bytes:
     return bytes(data)
 
 
+_SVG_TAG = re.compile(r"<svg\b[^>]*>")
+FIT_STYLE = "max-width:100%;height:auto"
+"""The inline style that lets an SVG shrink to its container, keeping its aspect ratio."""
+
+
+def fit_svg(svg: str) -> str:
+    """``svg`` scaled down to the output's width when wider (its viewBox keeps the shape).
+
+    Only the notebook display uses it: a saved file keeps its natural size.
+    """
+    match = _SVG_TAG.search(svg)
+    if match is None:
+        return svg
+    tag = match.group(0)
+    if " style=\"" in tag:
+        fitted = tag.replace(' style="', f' style="{FIT_STYLE};', 1)
+    else:
+        fitted = tag[:4] + f' style="{FIT_STYLE}"' + tag[4:]
+    return svg[: match.start()] + fitted + svg[match.end():]
+
+
 class GraphView(ABC):
     """Base of every renderable dexviz graph: DOT text, files, and notebook display.
 
@@ -127,13 +150,17 @@ class GraphView(ABC):
         self, include: Iterable[str] | None = None, exclude: Iterable[str] | None = None,
         **kwargs: Any,
     ) -> dict[str, Any]:
-        """Notebook display: SVG (PNG on request) plus text; DOT and a hint without Graphviz."""
+        """Notebook display: SVG (PNG on request) plus text; DOT and a hint without Graphviz.
+
+        The SVG shrinks to the output's width (see :func:`fit_svg`); ``save`` and ``render``
+        keep the natural size.
+        """
         wanted = {_SVG, _TEXT} if include is None else set(include)
         wanted -= set(exclude or ())
         bundle: dict[str, Any] = {}
         try:
             if _SVG in wanted:
-                bundle[_SVG] = self.render("svg").decode("utf-8")
+                bundle[_SVG] = fit_svg(self.render("svg").decode("utf-8"))
             if _PNG in wanted:
                 bundle[_PNG] = base64.b64encode(self.render("png")).decode("ascii")
         except (GraphvizNotInstalledError, ImportError) as error:

@@ -39,7 +39,7 @@ CSS = """
 .dexviz-debugger .dx-heading .dx-status { margin-left: auto; color: #475569;
   border: 1px solid #cbd5e1; border-radius: 10px; padding: 0 8px; font-size: 11px; }
 .dexviz-debugger .dx-panel { border: 1px solid #e2e8f0; border-radius: 6px;
-  padding: 6px 8px; margin-bottom: 8px; background: #fff; }
+  padding: 6px 8px; margin-bottom: 8px; background: #fff; overflow-x: auto; }
 .dexviz-debugger .dx-title { font-weight: 700; font-size: 12px; margin-bottom: 4px;
   color: #0f172a; }
 .dexviz-debugger .dx-table { border-collapse: collapse; width: 100%; font-size: 11.5px; }
@@ -47,7 +47,7 @@ CSS = """
   border-bottom: 1px solid #e2e8f0; padding: 2px 6px; }
 .dexviz-debugger .dx-table td { padding: 2px 6px; border-bottom: 1px solid #f1f5f9;
   vertical-align: top; font-family: ui-monospace, "SFMono-Regular", Menlo, Consolas,
-  monospace; word-break: break-word; }
+  monospace; word-break: normal; overflow-wrap: normal; hyphens: none; }
 .dexviz-debugger .dx-table td.dx-name { color: #334155; font-weight: 600;
   white-space: nowrap; }
 .dexviz-debugger .dx-detail .dx-table td.dx-name { width: 6em; color: #64748b; }

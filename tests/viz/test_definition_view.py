@@ -71,7 +71,10 @@ def test_svg_has_one_node_per_step_and_per_channel_with_stable_ids(contract_edit
     assert steps == {s.id for s in contract_edit.model.steps}
     assert len(steps) == 6
     assert channels == {"channel:contractEditToken", "channel:contractEditFinished"}
-    assert set(nodes) == steps | channels | {"legend"}
+    stubs = {i for i in nodes if i.startswith("stub:")}
+    assert set(nodes) - stubs == steps | channels | {"legend"}
+    # each publish to a Channel that feeds a wait ends at a stub beside its publisher
+    assert "stub:channel:contractEditToken@step:SaveContractEdit" in stubs
     assert nodes["step:StartContractEdits"] == "node step start"
     assert nodes["step:EditContract"] == "node step"
     edges = {g.get("id"): g.get("class") for g in root.iter(f"{SVG}g")
@@ -89,7 +92,7 @@ def test_the_picture_carries_the_seed_details(contract_edit):
     assert 'label="fan-out ×N"' in dot and 'label="fan-out"' in dot
     assert "• contractEditToken.for 1" in dot and "• contractEditFinished.for edit_count" in dot
     assert "if not (started_edit.should_withdraw)" in dot
-    assert dot.count('shape="cylinder"') == 2
+    assert dot.count('class="channel"') == 2 and 'class="channel-stub"' in dot
     assert '"legend" [class="legend"' in dot
 
 
