@@ -11,7 +11,14 @@ from dexviz.analysis.exclusive import ExclusiveReport, Holding
 from dexviz.analysis.executions import RunExecutions
 from dexviz.analysis.intervals import Segment, SegmentKind, execution_segments, lane_groups
 from dexviz.analysis.lineage import group_status
+from dexviz.history import EventKind
 from dexviz.viz.palette import OVERLAP_COLOR, SEGMENT_COLORS, STATUS_COLORS, TOKEN_COLOR
+
+_INK = "#2f3a36"
+INSTANT_TOKEN = "#7fb0d6"
+"""The marker of a holding that lasted no time (a handoff within one commit)."""
+TIMER_COLOR = "#8a5a12"
+"""The marker of a timer firing."""
 
 
 @dataclass(frozen=True)
@@ -61,6 +68,7 @@ class Lane:
     collapsed: bool
     segments: list[Segment] = field(default_factory=list)
     canceled_ns: list[int] = field(default_factory=list)
+    timers_ns: list[int] = field(default_factory=list)
 
     def by_style(self) -> dict[str, list[tuple[int, int]]]:
         """``style -> [(start_ns, end_ns)]`` in STYLES order, segments in time order."""
@@ -80,6 +88,10 @@ def build_lanes(run: RunExecutions, group_by: str, collapse_above: int) -> list[
     """The lanes of a run: one per execution, or one per group above ``collapse_above``."""
     groups = lane_groups(run, group_by)
     collapsed = len(run) > collapse_above
+    timers: dict[str, list[int]] = {}
+    for event in run.events:
+        if event.kind == EventKind.TIMER_FIRED and event.execution_id:
+            timers.setdefault(event.execution_id, []).append(event.time_ns)
     lanes: list[Lane] = []
     for group, ids in groups:
         members = [run[i] for i in ids]
@@ -94,6 +106,7 @@ def build_lanes(run: RunExecutions, group_by: str, collapse_above: int) -> list[
             lane.segments.extend(execution_segments(execution, run.end_ns))
             if execution.canceled_ns is not None:
                 lane.canceled_ns.append(execution.canceled_ns)
+            lane.timers_ns.extend(timers.get(execution.execution_id, ()))
     return lanes
 
 
@@ -125,11 +138,24 @@ def legend_handles(lanes: Sequence[Lane], report: ExclusiveReport | None) -> lis
                       label=s.caption)
         for name, s in STYLES.items() if name in used
     ]
+    if any(b == a for lane in lanes for style, spans in lane.by_style().items()
+           if style != "queued" for a, b in spans):
+        handles.append(lines.Line2D([], [], color=_INK, marker="|", markersize=8,
+                                    markeredgewidth=2, linestyle="none",
+                                    label="took no time"))
     if any(lane.canceled_ns for lane in lanes):
         handles.append(lines.Line2D([], [], color=STATUS_COLORS["Canceled"][0], marker="x",
                                     linestyle="none", label="canceled"))
+    if any(lane.timers_ns for lane in lanes):
+        handles.append(lines.Line2D([], [], color=TIMER_COLOR, marker="v", linestyle="none",
+                                    label="timer fired"))
     if report is not None:
-        handles.append(patches.Patch(facecolor=TOKEN_COLOR, label=f"holds {report.channel}"))
+        handles.append(patches.Patch(facecolor=TOKEN_COLOR,
+                                     label=f"holds {report.channel} (bar: holder)"))
+        if any(h.duration_ns == 0 for h in report.intervals):
+            handles.append(lines.Line2D([], [], color=INSTANT_TOKEN, marker="D",
+                                        markeredgecolor="white", linestyle="none",
+                                        label="held for no time (handed on at once)"))
         if report.overlaps:
             handles.append(patches.Patch(facecolor=OVERLAP_COLOR, alpha=0.45, hatch="xx",
                                          label="overlap"))

@@ -21,7 +21,15 @@ from typing import TYPE_CHECKING, Any
 from dexviz._optional import require
 from dexviz.analysis.exclusive import ExclusiveReport, Holding, exclusive_sections
 from dexviz.analysis.executions import RunExecutions, RunSource, as_run
-from dexviz.viz._timeline_lanes import STYLES, Lane, build_lanes, legend_handles, pack_rows
+from dexviz.viz._timeline_lanes import (
+    INSTANT_TOKEN,
+    STYLES,
+    TIMER_COLOR,
+    Lane,
+    build_lanes,
+    legend_handles,
+    pack_rows,
+)
 from dexviz.viz.palette import CLOSE_COLORS, OVERLAP_COLOR, STATUS_COLORS, TOKEN_COLOR
 
 if TYPE_CHECKING:
@@ -32,7 +40,6 @@ __all__ = ["save_timeline", "timeline", "timeline_svg"]
 
 _INK = "#2f3a36"
 _BAND = "#f3f6f5"
-_INSTANT_TOKEN = "#7fb0d6"
 # Text stays text in the SVG (smaller, searchable; the viewer supplies the glyphs).
 _SVG_RC = {"svg.hashsalt": "dexviz", "svg.id": "dexviz-timeline", "svg.fonttype": "none"}
 _LANE_IN = 0.26
@@ -73,7 +80,7 @@ def timeline(
     figure: Figure = _figure_class(figure_module)(figsize=(width, height))
     ax = figure.add_subplot()
     _place_axes(figure, lanes, report, width, height)
-    scale = _Scale(run, width)
+    scale = _Scale(run, width * (figure.subplotpars.right - figure.subplotpars.left))
     _draw_lanes(ax, lanes, len(rows) + (1 if rows else 0), scale)
     if report is not None:
         _draw_holdings(ax, report, rows, scale)
@@ -114,8 +121,9 @@ class _Scale:
 
     def __init__(self, run: RunExecutions, width_in: float) -> None:
         self.start_ns = run.start_ns
-        self.end_s = max((run.end_ns - run.start_ns) / 1e9, 1e-9)
-        self.points_per_s = (width_in * 0.75 * 72) / self.end_s
+        # A run where everything happened at t=0 still gets a readable 0..1 s axis.
+        self.end_s = (run.end_ns - run.start_ns) / 1e9 or 1.0
+        self.points_per_s = (width_in * 72) / (self.end_s * 1.03)  # the x axis spans 1.03x
 
     def s(self, time_ns: int) -> float:
         """Seconds since the run's start."""
@@ -143,18 +151,30 @@ def _draw_lanes(ax: Axes, lanes: Sequence[Lane], offset: int, scale: _Scale) -> 
             ax.scatter([scale.s(t) for t in lane.canceled_ns], [y] * len(lane.canceled_ns),
                        marker="x", s=40, linewidths=1.5, color=STATUS_COLORS["Canceled"][0],
                        zorder=6, gid=f"canceled:{lane.label}")
+        if lane.timers_ns:
+            ax.scatter([scale.s(t) for t in lane.timers_ns], [y - 0.42] * len(lane.timers_ns),
+                       marker="v", s=22, color=TIMER_COLOR, zorder=6,
+                       gid=f"timer:{lane.label}")
 
 
 def _holding_texts(holdings: Sequence[Holding], scale: _Scale) -> dict[str, str]:
-    """Bar captions: every holder's full id when all fit, else every holder's number."""
-    def fits(text: str, holding: Holding) -> bool:
-        return len(text) * 4.2 + 6 <= holding.duration_ns / 1e9 * scale.points_per_s
+    """Bar captions naming the holder: its full id (``EnterContractEdit-7``) where it fits.
 
-    if all(fits(h.holder, h) for h in holdings):
-        return {h.holder: h.holder for h in holdings}
-    short = {h.holder: h.holder.rsplit("-", 1)[-1] for h in holdings}
-    return {holder: text for holder, text in short.items()
-            if any(fits(text, h) for h in holdings if h.holder == holder)}
+    A narrower bar gets the Step type's capitals and the number (``ECE-7``), then only the
+    number; a bar too narrow for any is left blank rather than overprinted.
+    """
+    def fits(text: str, holding: Holding) -> bool:
+        return len(text) * 3.9 + 4 <= holding.duration_ns / 1e9 * scale.points_per_s
+
+    texts = {}
+    for holding in holdings:
+        step_type, _, number = holding.holder.rpartition("-")
+        initials = "".join(c for c in step_type if c.isupper()) or step_type[:3]
+        for text in (holding.holder, f"{initials}-{number}", number):
+            if fits(text, holding):
+                texts[holding.holder] = text
+                break
+    return texts
 
 
 def _draw_holdings(
@@ -170,7 +190,7 @@ def _draw_holdings(
                            facecolors=TOKEN_COLOR, edgecolors="white", linewidths=0.8,
                            gid=f"holding:{report.channel}:{holding.holder}", zorder=3)
             if holding.duration_ns == 0:
-                ax.scatter([start], [y], marker="D", s=28, color=_INSTANT_TOKEN,
+                ax.scatter([start], [y], marker="D", s=28, color=INSTANT_TOKEN,
                            edgecolors="white", linewidths=0.8, zorder=7,
                            gid=f"instant:holding:{holding.holder}")
             if holding.holder in texts:
@@ -218,11 +238,13 @@ def _bands(ax: Axes, lanes: Sequence[Lane], offset: int) -> None:
 
 def _title(run: RunExecutions, report: ExclusiveReport | None, lanes: Sequence[Lane]) -> str:
     status = run.close.status if run.close else "RUNNING"
-    text = f"{run.flow_type or run.flow_id} · run {run.run_id} · {len(run)} executions · {status}"
+    text = (f"{run.flow_type or run.flow_id} · run {run.run_id} · "
+            f"{plural(len(run), 'execution')} · {status}")
     if report is not None:
+        overlaps = len(report.overlaps)
         verdict = "no two holders overlap" if report.ok else (
-            f"{len(report.overlaps)} OVERLAP(S)")
-        text += f"\n{report.channel}: {len(report.intervals)} holdings, {verdict}"
+            f"{overlaps} {'OVERLAP' if overlaps == 1 else 'OVERLAPS'}")
+        text += f"\n{report.channel}: {plural(len(report.intervals), 'holding')}, {verdict}"
     if lanes and lanes[0].collapsed:
         text += " · lanes collapsed"
     return text
@@ -233,6 +255,7 @@ def _decorate(figure: Figure, ax: Axes, run: RunExecutions, lanes: Sequence[Lane
               title: str | None) -> None:
     _y_axis(ax, lanes, rows, report.channel if report else None)
     ax.set_xlim(-0.01 * scale.end_s, scale.end_s * 1.02)
+    ax.ticklabel_format(axis="x", style="plain", useOffset=False)
     ax.set_xlabel("seconds since Flow start", fontsize=8.5)
     ax.tick_params(axis="x", labelsize=8)
     ax.grid(axis="x", color="#e3e8e6", linewidth=0.6)
@@ -248,6 +271,11 @@ def _decorate(figure: Figure, ax: Axes, run: RunExecutions, lanes: Sequence[Lane
     handles = legend_handles(lanes, report)
     figure.legend(handles=handles, loc="lower center", ncols=min(len(handles), 6),
                   frameon=False, fontsize=7.5)
+
+
+def plural(count: int, noun: str) -> str:
+    """``1 execution``, ``2 executions``, ``0 holdings``."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
 def timeline_svg(figure: Figure) -> str:

@@ -66,7 +66,8 @@ def test_overlapping_holders_get_a_second_lane_and_a_red_overlap():
     ((x0, x1, _, _),) = _boxes(figure, "overlap:")[
         "overlap:EnterContractEdit-1:EnterContractEdit-2"]
     assert (x0, x1) == pytest.approx((0.0, 4.0))
-    assert "1 OVERLAP(S)" in figure.axes[0].get_title(loc="left")
+    assert "1 OVERLAP" in figure.axes[0].get_title(loc="left")
+    assert "OVERLAP(S)" not in figure.axes[0].get_title(loc="left")
 
 
 def test_failed_attempts_backoff_and_waits_are_drawn_where_they_happened():
