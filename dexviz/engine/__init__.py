@@ -2,9 +2,18 @@
 
 from dexviz.engine.client import Client
 from dexviz.engine.engine import Engine
-from dexviz.engine.faults import CancelExecution, FailAttempt, FaultPlan, InjectedFailure
+from dexviz.engine.faults import (
+    CancelExecution,
+    CrashAfterCommit,
+    EngineCrashed,
+    FailAttempt,
+    FaultPlan,
+    InjectedFailure,
+)
 from dexviz.engine.flow_state import ActiveExecution, FlowState
+from dexviz.engine.recovery import RecoveryError, RecoveryReport
 from dexviz.engine.simulate import SimulationRun, simulate
+from dexviz.engine.sqlite_schema import StoreError
 from dexviz.engine.sqlite_store import SQLiteStore
 from dexviz.engine.store import MemoryStore, Store
 
@@ -12,14 +21,19 @@ __all__ = [
     "ActiveExecution",
     "CancelExecution",
     "Client",
+    "CrashAfterCommit",
     "Engine",
+    "EngineCrashed",
     "FailAttempt",
     "FaultPlan",
     "FlowState",
     "InjectedFailure",
     "MemoryStore",
+    "RecoveryError",
+    "RecoveryReport",
     "SQLiteStore",
     "SimulationRun",
     "Store",
+    "StoreError",
     "simulate",
 ]

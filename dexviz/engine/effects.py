@@ -105,8 +105,14 @@ def staged_payload_of(locals: dict[str, Any], events: dict[str, Any]) -> dict[st
 
 
 def staged_payload(staged: Staged, ready: Callable[[Any], Any] = to_json_ready) -> dict[str, Any]:
-    """The locals and recorded events of an attempt, JSON-ready."""
-    return {
+    """The locals, recorded events and message deletions of an attempt, JSON-ready.
+
+    Deletions are listed only when there are some, so a store can rebuild the queues (recovery).
+    """
+    payload: dict[str, Any] = {
         "locals": {k: ready(v) for k, v in staged.locals.items()},
         "events": {k: ready(v) for k, v in staged.events.items()},
     }
+    if staged.deletes:
+        payload["deleted_messages"] = [message_id for _, message_id in staged.deletes]
+    return payload

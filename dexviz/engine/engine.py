@@ -11,6 +11,7 @@ from dexviz.engine.choice import Chooser
 from dexviz.engine.client import Client
 from dexviz.engine.faults import FaultPlan
 from dexviz.engine.flow_state import FlowState
+from dexviz.engine.recovery import Recovery, RecoveryReport
 from dexviz.engine.runtime import Runtime, relaxed_gc
 from dexviz.engine.scheduler import SIMULATION_EPOCH_NS
 from dexviz.engine.store import Store
@@ -87,7 +88,9 @@ class Engine:
     Args:
         flows_or_registry: the Flows to run (a Registry, a Flow, or a list of Flows).
         seed: chooses among ready work and among waiters that could take the same message.
-        store: where commits go (an in-memory store by default).
+        store: where commits go (an in-memory store by default). A store that already holds
+            runs (``SQLiteStore`` on an existing file) is recovered: every open run resumes
+            where its last commit left it; ``recovered`` reports what was resumed.
         faults: a FaultPlan of failed attempts and cancellations to inject.
         epoch: where virtual time starts (default 2026-01-01T00:00:00Z).
         chooser: decides every open choice instead of the seed (see ``dexviz.engine.choice``).
@@ -118,6 +121,8 @@ class Engine:
             live=mode == "live",
             chooser=chooser,
         )
+        with self._rt.lock:
+            self.recovered: RecoveryReport = Recovery(self._rt).recover()
 
     def __enter__(self) -> Engine:
         return self
@@ -126,8 +131,14 @@ class Engine:
         self.close()
 
     def close(self) -> None:
-        """Stop the engine: a live engine stops its threads; later calls are rejected."""
+        """Stop the engine and close its store; later calls are rejected.
+
+        A live engine stops its threads; a SQLite store gives its file up for the next writer.
+        """
         self._rt.close()
+        close = getattr(self._rt.store, "close", None)
+        if close is not None:
+            close()
 
     @property
     def closed(self) -> bool:

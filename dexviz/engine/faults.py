@@ -1,4 +1,4 @@
-"""FaultPlan: deterministic fault injection for simulation — failed attempts and cancellations."""
+"""FaultPlan: deterministic fault injection — failed attempts, cancellations, crashes."""
 
 from __future__ import annotations
 
@@ -52,6 +52,21 @@ class CancelExecution:
         return event.execution_id == self.execution_id and str(event.kind) == str(self.at)
 
 
+@dataclass(frozen=True)
+class CrashAfterCommit:
+    """Abandon the engine right after its ``commit``-th commit (1-based), as a crash would."""
+
+    commit: int
+
+
+class EngineCrashed(BaseException):
+    """Raised out of the engine by a crash fault: the engine is abandoned, nothing is closed.
+
+    A BaseException, so that no handler's ``except Exception`` swallows it. Open the same store
+    with a new Engine to resume.
+    """
+
+
 @dataclass
 class FaultPlan:
     """The faults to inject in one simulation; the same plan and seed replay identically.
@@ -62,14 +77,16 @@ class FaultPlan:
 
     failures: list[FailAttempt] = field(default_factory=list)
     cancellations: list[CancelExecution] = field(default_factory=list)
+    crash_after: int | None = None
+    commits: int = 0
     _fired: set[int] = field(default_factory=set)
     budget: FaultBudget | None = None
     chooser: Chooser | None = field(default=None, repr=False, compare=False)
     spent: int = 0
 
     @classmethod
-    def of(cls, *faults: FailAttempt | CancelExecution) -> FaultPlan:
-        """Build a plan from ``FaultPlan.fail(...)`` and ``FaultPlan.cancel(...)`` rules."""
+    def of(cls, *faults: FailAttempt | CancelExecution | CrashAfterCommit) -> FaultPlan:
+        """Build a plan from ``fail``, ``cancel`` and ``crash_after_commit`` rules."""
         plan = cls()
         for fault in faults:
             plan.add(fault)
@@ -101,16 +118,34 @@ class FaultPlan:
         """A rule canceling ``execution_id`` when an event of kind ``at`` about it commits."""
         return CancelExecution(execution_id, at, flow_id)
 
-    def add(self, fault: FailAttempt | CancelExecution) -> None:
+    @staticmethod
+    def crash_after_commit(commit: int) -> CrashAfterCommit:
+        """A rule abandoning the engine right after its ``commit``-th commit (1-based)."""
+        if commit < 1:
+            raise ValueError(f"commit must be >= 1, got {commit}")
+        return CrashAfterCommit(commit)
+
+    def add(self, fault: FailAttempt | CancelExecution | CrashAfterCommit) -> None:
         """Add one rule."""
         if isinstance(fault, FailAttempt):
             self.failures.append(fault)
         elif isinstance(fault, CancelExecution):
             self.cancellations.append(fault)
+        elif isinstance(fault, CrashAfterCommit):
+            self.crash_after = fault.commit
         else:
-            raise TypeError(f"a FaultPlan takes FailAttempt or CancelExecution, got {fault!r}")
+            raise TypeError(
+                "a FaultPlan takes FailAttempt, CancelExecution or CrashAfterCommit, "
+                f"got {fault!r}"
+            )
 
-    def extend(self, faults: Iterable[FailAttempt | CancelExecution]) -> None:
+    def committed(self) -> None:
+        """Count one engine commit; raise EngineCrashed right after the planned one."""
+        self.commits += 1
+        if self.commits == self.crash_after:
+            raise EngineCrashed(f"crash fault: the engine stopped after commit {self.commits}")
+
+    def extend(self, faults: Iterable[FailAttempt | CancelExecution | CrashAfterCommit]) -> None:
         """Add several rules."""
         for fault in faults:
             self.add(fault)

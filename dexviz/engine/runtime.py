@@ -157,12 +157,28 @@ class Runtime:
     def commit(self) -> None:
         """Commit buffered events, apply fault-plan cancellations, and wake client waiters."""
         committed = self.recorder.commit()
+        if committed and self.faults.crash_after is not None:
+            self.crashing()
         if self.faults.cancellations:
             for event in committed:
                 for flow_id, execution_id in self.faults.cancellations_for(event):
                     self.cancel_execution(flow_id, execution_id, "fault")
         if committed and self._watchers:
             self._check_watchers()
+
+    def crashing(self) -> None:
+        """Count a commit for a crash fault; at the planned one, crash.
+
+        Crashing drops the store's writer lock (as the death of the process would) and raises
+        EngineCrashed out of the engine.
+        """
+        try:
+            self.faults.committed()
+        except BaseException:
+            abandon = getattr(self.store, "abandon", None)
+            if abandon is not None:
+                abandon()
+            raise
 
     def write_stream(self, flow_id: str, stream: Any, source: str, value: Any) -> Any:
         """Append to a Stream now, outside any commit, and wake readers (R180)."""

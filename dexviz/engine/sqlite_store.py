@@ -2,46 +2,48 @@
 
 Every commit of the engine (one method result, one timer, one client request) becomes one
 SQLite transaction holding all of its events, so a history on disk never holds half a commit.
-The store keeps the history; rebuilding a running engine from it after a crash is not built
-yet.
+An Engine opened on a database that holds open runs resumes them (see
+:mod:`dexviz.engine.recovery`). One writer per file: a second writer gets a clear error naming
+the holder; readers (``readonly=True``) work while a writer runs.
+
+Durability modes (``durability=``):
+
+- ``"full"``: ``synchronous=FULL``: each commit is fsynced before the engine goes on. A commit
+  survives a process crash and a power loss.
+- ``"normal"``: ``synchronous=NORMAL``: each commit is in the OS once the engine goes on. It
+  survives a process crash (kill -9); a power loss can lose the last commits (never half of one).
+- ``"group"``: commits as ``"normal"``, and a background thread fsyncs the write-ahead log every
+  2 ms or after 64 commits. Survives a process crash; a power loss can lose at most the commits
+  of the last few milliseconds (their handlers run again on recovery). Nothing is acknowledged to
+  a caller before the fsync that covers it (see :class:`dexviz.engine.group_sync.GroupSync`).
 """
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from dexviz.engine.group_sync import GroupSync
+from dexviz.engine.sqlite_schema import (
+    SCHEMA,
+    SCHEMA_VERSION,
+    StoreError,
+    check_integrity,
+    check_schema,
+    decode,
+    encode,
+)
+from dexviz.engine.store_lock import WriterLock
 from dexviz.history.event import Event
 from dexviz.history.history import History
-from dexviz.history.kinds import kind_of
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS events (
-    flow_id TEXT NOT NULL,
-    seq INTEGER NOT NULL,
-    time_ns INTEGER NOT NULL,
-    kind TEXT NOT NULL,
-    run_id TEXT NOT NULL,
-    execution_id TEXT,
-    step_type TEXT,
-    method TEXT,
-    attempt INTEGER,
-    payload TEXT NOT NULL,
-    PRIMARY KEY (flow_id, seq)
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS flows (
-    flow_id TEXT PRIMARY KEY,
-    position INTEGER NOT NULL
-);
-"""
-_INSERT = "INSERT INTO events VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+_DURABILITY = {"full": "FULL", "normal": "NORMAL", "group": "NORMAL"}
 _SYNCHRONOUS = ("OFF", "NORMAL", "FULL", "EXTRA")
-
-_dumps = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode
+_INSERT = "INSERT INTO events (run, seq, t, kind, ex, step, method, attempt, body) VALUES "
+_SELECT = "SELECT id, run, seq, t, kind, ex, step, method, attempt, body FROM events "
 
 
 class SQLiteStore:
@@ -49,97 +51,245 @@ class SQLiteStore:
 
     Args:
         path: the database file (created if missing), or ``":memory:"``.
-        synchronous: SQLite's ``synchronous`` setting: ``"FULL"`` (default: an fsync per
-            commit, durable across power loss) or ``"NORMAL"`` (durable across a crash of the
-            process, faster).
+        durability: ``"full"`` (default), ``"normal"`` or ``"group"``; see the module docs.
+        readonly: open an existing database for reading only (no writer lock is taken).
+        synchronous: the older spelling: SQLite's ``synchronous`` setting (``"FULL"``,
+            ``"NORMAL"``); overrides ``durability`` when given.
+
+    Raises:
+        StoreError: the file is not a dexviz database of a version this dexviz reads, it is
+            damaged, or another writer holds it.
     """
 
-    def __init__(self, path: str | Path = ":memory:", *, synchronous: str = "FULL") -> None:
-        if synchronous.upper() not in _SYNCHRONOUS:
+    def __init__(
+        self,
+        path: str | Path = ":memory:",
+        *,
+        durability: str = "full",
+        readonly: bool = False,
+        synchronous: str | None = None,
+    ) -> None:
+        if synchronous is not None and synchronous.upper() not in _SYNCHRONOUS:
             raise ValueError(
                 f"synchronous must be one of {list(_SYNCHRONOUS)}, got {synchronous!r}"
             )
+        if durability not in _DURABILITY:
+            raise ValueError(f"durability must be one of {list(_DURABILITY)}, got {durability!r}")
         self.path = str(path)
-        self._lock = threading.Lock()
-        self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute(f"PRAGMA synchronous={synchronous.upper()}")
-        self._db.executescript(_SCHEMA)
-        self._known = set(self.flow_ids_unlocked())
+        self.readonly = readonly
+        self.durability = durability if synchronous is None else synchronous.lower()
         self.commits = 0
+        self._lock = threading.Lock()
+        self._writer: WriterLock | None = None
+        self._sync: GroupSync | None = None
+        self._flows: dict[str, int] = {}
+        self._runs: dict[tuple[int, str], int] = {}
+        self._last_seq: dict[str, int] = {}
+        self._db = self._open(synchronous.upper() if synchronous else _DURABILITY[durability])
+        if durability == "group" and synchronous is None and not readonly and self._on_disk:
+            self._sync = GroupSync(self.path + "-wal")
+
+    @property
+    def _on_disk(self) -> bool:
+        return self.path != ":memory:" and not self.path.startswith("file::memory:")
+
+    def _open(self, synchronous: str) -> sqlite3.Connection:
+        where = self.path
+        if self.readonly:
+            if not Path(self.path).exists():
+                raise StoreError(f"{where}: no such database")
+            uri = f"file:{Path(self.path).resolve()}?mode=ro"
+            db = sqlite3.connect(uri, uri=True, check_same_thread=False, isolation_level=None)
+            self._check(db, where, fresh=False)
+            return db
+        fresh = (
+            not self._on_disk or not Path(self.path).exists() or not Path(self.path).stat().st_size
+        )
+        if self._on_disk:
+            self._writer = WriterLock(self.path)
+        try:
+            db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+            self._check(db, where, fresh)
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute(f"PRAGMA synchronous={synchronous}")
+        except BaseException:
+            self._release()
+            raise
+        return db
+
+    def _check(self, db: sqlite3.Connection, where: str, fresh: bool) -> None:
+        try:
+            if fresh and not db.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall():
+                db.executescript(f"BEGIN; {SCHEMA} PRAGMA user_version={SCHEMA_VERSION}; COMMIT;")
+            else:
+                check_integrity(db, where)
+                check_schema(db, where)
+            self._load_ids(db)
+        except sqlite3.DatabaseError as error:
+            db.close()
+            raise StoreError(f"{where}: not a usable dexviz database ({error})") from None
+        except StoreError:
+            db.close()
+            raise
+
+    def _load_ids(self, db: sqlite3.Connection) -> None:
+        self._flows = {
+            flow_id: rowid for rowid, flow_id in db.execute("SELECT id, flow_id FROM flows")
+        }
+        self._runs = {
+            (flow, run_id): rowid
+            for rowid, flow, run_id in db.execute("SELECT id, flow, run_id FROM runs")
+        }
+        names = {rowid: flow_id for flow_id, rowid in self._flows.items()}
+        for flow, seq in db.execute(
+            "SELECT runs.flow, MAX(events.seq) FROM events JOIN runs ON runs.id = events.run "
+            "GROUP BY runs.flow"
+        ):
+            self._last_seq[names[flow]] = seq
 
     def __repr__(self) -> str:
-        return f"SQLiteStore({self.path!r}, commits={self.commits})"
+        mode = "readonly" if self.readonly else self.durability
+        return f"SQLiteStore({self.path!r}, {mode}, commits={self.commits})"
 
+    # -- writing ------------------------------------------------------------------------------
     def commit(self, flow_id: str, events: Sequence[Event]) -> None:
         """Write ``events`` of ``flow_id`` in one transaction: all of them or none."""
-        rows = [
-            (
-                flow_id,
-                e.seq,
-                e.time_ns,
-                str(e.kind),
-                e.run_id,
-                e.execution_id,
-                e.step_type,
-                e.method,
-                e.attempt,
-                _dumps(dict(e.payload)),
-            )
-            for e in events
-        ]
+        self.commit_many(((flow_id, events),))
+
+    def commit_many(self, commits: Sequence[tuple[str, Sequence[Event]]]) -> None:
+        """Write the events of several Flows (one engine commit) in one transaction."""
+        if self.readonly:
+            raise StoreError(f"{self.path}: opened readonly; it cannot take commits")
         with self._lock:
             db = self._db
             db.execute("BEGIN IMMEDIATE")
-            new_flow = flow_id not in self._known
+            added_flows: list[str] = []
+            added_runs: list[tuple[int, str]] = []
             try:
-                if new_flow:
-                    db.execute("INSERT INTO flows VALUES (?, ?)", (flow_id, len(self._known)))
-                db.executemany(_INSERT, rows)
-            except BaseException:
+                for flow_id, events in commits:
+                    self._check_seqs(flow_id, events)
+                    rows = self._rows(db, flow_id, events, added_flows, added_runs)
+                    db.executemany(_INSERT + "(?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+                db.execute("COMMIT")
+            except BaseException as error:
                 db.execute("ROLLBACK")
+                for flow_id in added_flows:
+                    self._flows.pop(flow_id, None)
+                for key in added_runs:
+                    self._runs.pop(key, None)
+                if isinstance(error, sqlite3.Error):
+                    raise StoreError(f"{self.path}: commit refused by SQLite: {error}") from None
                 raise
-            db.execute("COMMIT")
-            self._known.add(flow_id)
+            for flow_id, events in commits:
+                if events:
+                    self._last_seq[flow_id] = events[-1].seq
             self.commits += 1
+        if self._sync is not None:
+            self._sync.committed()
 
+    def _check_seqs(self, flow_id: str, events: Sequence[Event]) -> None:
+        last = self._last_seq.get(flow_id, 0)
+        for event in events:
+            if event.seq <= last:
+                raise StoreError(
+                    f"{self.path}: Flow {flow_id!r}: event seq {event.seq} does not follow seq "
+                    f"{last}; the commit was refused (nothing written)"
+                )
+            last = event.seq
+
+    def _rows(
+        self,
+        db: sqlite3.Connection,
+        flow_id: str,
+        events: Sequence[Event],
+        added_flows: list[str],
+        added_runs: list[tuple[int, str]],
+    ) -> list[tuple[Any, ...]]:
+        flow = self._flows.get(flow_id)
+        if flow is None:
+            flow = db.execute("INSERT INTO flows (flow_id) VALUES (?)", (flow_id,)).lastrowid
+            assert flow is not None
+            self._flows[flow_id] = flow
+            added_flows.append(flow_id)
+        rows: list[tuple[Any, ...]] = []
+        run_id, run = "", 0
+        for event in events:
+            if event.run_id != run_id:
+                run_id = event.run_id
+                found = self._runs.get((flow, run_id))
+                if found is None:
+                    found = db.execute(
+                        "INSERT INTO runs (flow, run_id) VALUES (?, ?)", (flow, run_id)
+                    ).lastrowid
+                    assert found is not None
+                    self._runs[(flow, run_id)] = found
+                    added_runs.append((flow, run_id))
+                run = found
+            rows.append(encode(event, run))
+        return rows
+
+    def wait_durable(self) -> None:
+        """Return once every commit made so far is on disk (only ``"group"`` ever waits)."""
+        if self._sync is not None:
+            self._sync.wait()
+
+    # -- reading ------------------------------------------------------------------------------
     def history(self, flow_id: str) -> History:
         """Every committed event of ``flow_id``, in order."""
+        return History(self._events(flow_id))
+
+    def _events(self, flow_id: str) -> Iterator[Event]:
         with self._lock:
+            flow = self._flow_rowid(flow_id)
+            if flow is None:
+                return iter(())
+            runs = dict(self._db.execute("SELECT id, run_id FROM runs WHERE flow = ?", (flow,)))
+            marks = ",".join("?" * len(runs))
             rows = self._db.execute(
-                "SELECT seq, time_ns, kind, flow_id, run_id, execution_id, step_type, method, "
-                "attempt, payload FROM events WHERE flow_id = ? ORDER BY seq",
-                (flow_id,),
+                _SELECT + f"WHERE run IN ({marks}) ORDER BY id", tuple(runs)
             ).fetchall()
-        return History(_event(row) for row in rows)
+        where = self.path
+        return (decode((r[0], *r[2:]), flow_id, runs[r[1]], where) for r in rows)
+
+    def _flow_rowid(self, flow_id: str) -> int | None:
+        if not self.readonly:
+            return self._flows.get(flow_id)
+        found = self._db.execute("SELECT id FROM flows WHERE flow_id = ?", (flow_id,)).fetchone()
+        return None if found is None else int(found[0])
 
     def flow_ids(self) -> tuple[str, ...]:
         """The Flow ids with committed events, in first-commit order."""
         with self._lock:
-            return self.flow_ids_unlocked()
-
-    def flow_ids_unlocked(self) -> tuple[str, ...]:
-        """``flow_ids`` for a caller that holds the store's lock (or owns the store alone)."""
-        rows = self._db.execute("SELECT flow_id FROM flows ORDER BY position").fetchall()
+            rows = self._db.execute("SELECT flow_id FROM flows ORDER BY id").fetchall()
         return tuple(row[0] for row in rows)
 
     def close(self) -> None:
-        """Close the database connection."""
+        """Wait for the last fsync, close the database connection and give up the writer lock."""
         with self._lock:
-            self._db.close()
+            if self._sync is not None:
+                self._sync.stop()
+                self._sync = None
+            if self._writer is not None or self.readonly or not self._on_disk:
+                self._db.close()
+            self._release()
+
+    def abandon(self) -> None:
+        """Drop the writer lock without closing anything, as the death of the process would.
+
+        The connection is left as it is (no checkpoint), so the next writer recovers from the
+        same files a crash would leave. For crash tests.
+        """
+        if self._sync is not None:
+            self._sync.stop()
+            self._sync = None
+        _ABANDONED.append(self._db)
+        self._release()
+
+    def _release(self) -> None:
+        if self._writer is not None:
+            self._writer.release()
+            self._writer = None
 
 
-def _event(row: tuple[Any, ...]) -> Event:
-    seq, time_ns, kind, flow_id, run_id, execution_id, step_type, method, attempt, payload = row
-    return Event(
-        seq,
-        time_ns,
-        kind_of(kind),
-        flow_id,
-        run_id,
-        execution_id,
-        step_type,
-        method,
-        attempt,
-        json.loads(payload),
-    )
+_ABANDONED: list[sqlite3.Connection] = []
+"""Connections of abandoned stores, kept open as a dead process would leave its files."""

@@ -92,3 +92,11 @@ class SubFlows:
         if not 0 <= index < len(ex.subflow_ids):
             raise ValueError(f"{ex.execution_id}: no SubFlow condition at index {index}")
         return ex.subflow_ids[index]
+
+    def attach_parent(self, child_id: str, run: FlowRun, ex: Execution) -> None:
+        """Wake ``ex`` when ``child_id`` closes (a waiting parent resumed after a crash)."""
+        self._parents.setdefault(child_id, []).append((run, ex))
+
+    def start_child(self, child_id: str, condition: SubFlowCondition) -> None:
+        """Start the child of a SubFlow condition whose parent is already waiting (recovery)."""
+        self._start_or_reuse(child_id, condition)

@@ -144,3 +144,8 @@ class FlowTimeouts:
         handle = self._timers.pop(run.run_id, None)
         if handle is not None:
             handle.cancel()
+
+    def resume(self, run: FlowRun, policy: str, due_ns: int) -> None:
+        """Schedule a resumed run's stored deadline again (recovery after a crash)."""
+        self._policies[run.run_id] = FlowTimeoutPolicy[policy]
+        self._timers[run.run_id] = self._rt.call_at(due_ns, lambda: self.fire(run))

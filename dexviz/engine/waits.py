@@ -22,6 +22,7 @@ from dexviz.engine.effects import (
 from dexviz.engine.plan import Satisfaction, candidates, evaluate
 from dexviz.engine.state import Execution, FlowRun, Message, Phase, TimerState, WaiterSet
 from dexviz.history.kinds import EventKind
+from dexviz.sdk.codec import to_json_ready
 from dexviz.sdk.condition import ChannelCondition, SubFlowCondition, TimerCondition
 from dexviz.sdk.wait import Wait
 
@@ -52,7 +53,12 @@ def describe_wait(wait: Wait) -> dict[str, Any]:
             )
             timer_index += 1
         elif isinstance(condition, SubFlowCondition):
-            entry.update(kind="subflow", subflow_index=subflow_index)
+            entry.update(
+                kind="subflow",
+                subflow_index=subflow_index,
+                flow_type=_flow_type(condition.flow),
+                input=to_json_ready(condition.input),
+            )
             subflow_index += 1
         conditions.append(entry)
     return {
@@ -60,6 +66,15 @@ def describe_wait(wait: Wait) -> dict[str, Any]:
         "conditions": conditions,
         "combinations": [[index[id(c)] for c in combo.conditions] for combo in wait.combinations],
     }
+
+
+def _flow_type(flow: Any) -> str:
+    """The Flow type a SubFlow condition names (an instance, a Flow class, or the type)."""
+    if isinstance(flow, str):
+        return flow
+    if isinstance(flow, type):
+        return flow.__name__
+    return str(flow.get_flow_type())
 
 
 class WaitManager:

@@ -36,6 +36,7 @@ class EventKind(enum.StrEnum):
     TIMER_SKIPPED = "TimerSkipped"
     EXECUTION_CANCELED = "ExecutionCanceled"
     COMPLETION_REQUESTED = "CompletionRequested"
+    RECOVERED = "Recovered"
 
     @property
     def is_semantic(self) -> bool:

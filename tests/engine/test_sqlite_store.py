@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 
 import pytest
 
 import dexviz
+from dexviz.engine import StoreError
 from dexviz.examples.contract_edit import ContractEditFlow, sample_edits
 from dexviz.history import Event, EventKind
 
@@ -45,7 +45,7 @@ def test_a_commit_is_all_or_nothing(tmp_path: Path) -> None:
         return Event(seq, 0, EventKind.ATTEMPT_STARTED, "f", "r", "A-1", "A", "execute", 1, {})
 
     store.commit("f", [event(1)])
-    with pytest.raises(sqlite3.IntegrityError):
+    with pytest.raises(StoreError, match="seq 1 does not follow seq 2"):
         store.commit("f", [event(2), event(1)])  # seq 1 is taken: the whole commit is refused
     assert [e.seq for e in store.history("f")] == [1]
     assert store.commits == 1

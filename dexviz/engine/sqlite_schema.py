@@ -1,0 +1,197 @@
+"""The SQLite store's schema (version 1): compact append-only rows, and checks on open.
+
+One row per event in a rowid table, so appends go to the end of the B-tree. The event kind
+and method are small integers; the run and Flow ids live once in their own tables. The payload
+is compact JSON in the engine's own key order (no sorting), and empty members (``writes: []``,
+``locals: {}``, ...) are left out and restored on read, so a stored event reads back equal.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from typing import Any
+
+from dexviz.history.event import Event
+from dexviz.history.kinds import EventKind
+
+SCHEMA_VERSION = 1
+"""``PRAGMA user_version`` of a dexviz database."""
+
+SCHEMA = """
+CREATE TABLE flows (id INTEGER PRIMARY KEY, flow_id TEXT NOT NULL UNIQUE);
+CREATE TABLE runs (id INTEGER PRIMARY KEY, flow INTEGER NOT NULL, run_id TEXT NOT NULL);
+CREATE TABLE events (
+    id INTEGER PRIMARY KEY,
+    run INTEGER NOT NULL,
+    seq INTEGER NOT NULL,
+    t INTEGER NOT NULL,
+    kind INTEGER NOT NULL,
+    ex TEXT,
+    step TEXT,
+    method INTEGER,
+    attempt INTEGER,
+    body TEXT
+);
+CREATE INDEX events_by_run ON events (run);
+"""
+
+EXPECTED_COLUMNS = {
+    "flows": ("id", "flow_id"),
+    "runs": ("id", "flow", "run_id"),
+    "events": ("id", "run", "seq", "t", "kind", "ex", "step", "method", "attempt", "body"),
+}
+
+KIND_CODES = {kind: code for code, kind in enumerate(EventKind, start=1)}
+"""Event kind -> its stored integer (append new kinds at the end of EventKind only)."""
+KINDS = {code: kind for kind, code in KIND_CODES.items()}
+METHOD_CODES = {"wait_for": 1, "execute": 2, "rpc": 3, "timeout_handler": 4}
+METHODS = {code: method for method, code in METHOD_CODES.items()}
+
+_LIST_MEMBERS = (
+    "writes",
+    "published",
+    "canceled",
+    "next",
+    "initial_attributes",
+    "messages",
+    "returned",
+    "conditions",
+    "timers_fired",
+    "outputs",
+)
+_DICT_MEMBERS = ("locals", "events")
+OMITTED: dict[str, Any] = {**{m: list for m in _LIST_MEMBERS}, **{m: dict for m in _DICT_MEMBERS}}
+"""Top-level payload members left out of the stored JSON when empty, with their factory."""
+
+_dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+
+
+class StoreError(RuntimeError):
+    """A database the SQLite store cannot use: wrong schema, damaged rows, held by a writer."""
+
+
+def encode(event: Event, run: int) -> tuple[Any, ...]:
+    """The row of one event (``run`` is the rowid of its run)."""
+    payload = event.payload
+    kind = event.kind
+    body = None
+    if payload:
+        omit = _MEMBERS_OF.get(kind)
+        kept = {k: v for k, v in payload.items() if v or k not in omit} if omit else payload
+        body = _dumps(kept) if kept else None
+    ex = event.execution_id
+    step = event.step_type
+    if step is not None and ex is not None and ex.rpartition("-")[0] == step:
+        step = None  # "Type-N" names its Step type already
+    method = event.method
+    return (
+        run,
+        event.seq,
+        event.time_ns,
+        KIND_CODES.get(kind, kind) if isinstance(kind, EventKind) else str(kind),
+        ex,
+        step,
+        METHOD_CODES.get(method, method) if method is not None else None,
+        event.attempt,
+        body,
+    )
+
+
+def decode(row: tuple[Any, ...], flow_id: str, run_id: str, where: str) -> Event:
+    """The event of one stored row; a damaged row raises StoreError naming it."""
+    rowid, seq, time_ns, kind_code, ex, step, method, attempt, body = row
+    kind: EventKind | str | None = KINDS.get(kind_code) if isinstance(kind_code, int) else kind_code
+    if kind is None or not isinstance(kind, str):
+        raise StoreError(f"{where}: events row {rowid} has an unknown event kind {kind_code!r}")
+    payload: dict[str, Any] = {}
+    if body is not None:
+        try:
+            payload = json.loads(body)
+        except (TypeError, ValueError) as error:
+            raise StoreError(
+                f"{where}: events row {rowid} (Flow {flow_id!r}, seq {seq}) holds a payload "
+                f"that is not JSON: {error}"
+            ) from None
+        if not isinstance(payload, dict):
+            raise StoreError(
+                f"{where}: events row {rowid} (Flow {flow_id!r}, seq {seq}) holds a payload "
+                "that is not a JSON object"
+            )
+    for member in _MEMBERS_OF.get(kind, ()):
+        if member not in payload:
+            payload[member] = OMITTED[member]()
+    if step is None and ex is not None:
+        step = ex.rpartition("-")[0]
+    return Event(
+        seq,
+        time_ns,
+        kind,
+        flow_id,
+        run_id,
+        ex,
+        step,
+        METHODS.get(method, method) if method is not None else None,
+        attempt,
+        payload,
+    )
+
+
+_MEMBERS_OF: dict[Any, tuple[str, ...]] = {
+    EventKind.FLOW_STARTED_OR_CONTINUED: ("initial_attributes",),
+    EventKind.STEP_WAIT_FOR_COMPLETED: ("writes", "published", "locals", "events"),
+    EventKind.STEP_EXECUTE_COMPLETED: ("writes", "published", "locals", "events"),
+    EventKind.RPC_EXECUTION_COMPLETED: (
+        "writes",
+        "published",
+        "next",
+        "canceled",
+        "locals",
+        "events",
+    ),
+    EventKind.CHANNEL_EXTERNAL_PUBLISH: ("messages",),
+    EventKind.WAIT_SATISFIED: ("conditions", "timers_fired", "messages"),
+    EventKind.EXECUTION_CANCELED: ("returned",),
+    EventKind.FLOW_CLOSED: ("outputs",),
+}
+"""Per kind, the omittable members its payload always has (restored on read when left out)."""
+
+
+def check_schema(db: sqlite3.Connection, where: str) -> None:
+    """Check an existing database: our version, our tables and columns, no triggers."""
+    version = db.execute("PRAGMA user_version").fetchone()[0]
+    tables = {
+        name: kind
+        for name, kind in db.execute(
+            "SELECT name, type FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'"
+        )
+    }
+    if version != SCHEMA_VERSION:
+        raise StoreError(
+            f"{where}: schema version {version} is not one this dexviz reads (it reads version "
+            f"{SCHEMA_VERSION}); "
+            + (
+                "it looks like a history written by an older dexviz"
+                if "events" in tables and version == 0
+                else "was it written by another program or a newer dexviz?"
+            )
+        )
+    triggers = [name for name, kind in tables.items() if kind == "trigger"]
+    if triggers:
+        raise StoreError(f"{where}: unexpected triggers {sorted(triggers)}; not a dexviz database")
+    for table, columns in EXPECTED_COLUMNS.items():
+        found = tuple(row[1] for row in db.execute(f"PRAGMA table_info({table})"))
+        if found != columns:
+            raise StoreError(
+                f"{where}: table {table!r} has columns {list(found)}, expected {list(columns)}"
+            )
+
+
+def check_integrity(db: sqlite3.Connection, where: str) -> None:
+    """Run ``PRAGMA integrity_check``; a damaged file raises StoreError with its findings."""
+    try:
+        problems = [row[0] for row in db.execute("PRAGMA integrity_check")]
+    except sqlite3.DatabaseError as error:
+        raise StoreError(f"{where}: the database file is damaged or not SQLite ({error})") from None
+    if problems != ["ok"]:
+        raise StoreError(f"{where}: integrity check failed: {'; '.join(problems[:5])}")
