@@ -319,7 +319,7 @@ def execute_completed_payload(
     decision: tuple[Any, ...],
     writes: list[dict[str, Any]],
     published: tuple[str, ...],
-    staged: tuple[dict[str, Any], dict[str, Any]],
+    staged: tuple[dict[str, Any], dict[str, Any], tuple[str, ...]],
 ) -> dict[str, Any]:
     """The payload of StepExecuteCompleted (docs/history-format.md)."""
     return {

@@ -86,22 +86,31 @@ def published_payload(channel: str, message_id: str, value: Any, publisher: str)
     }
 
 
-_NO_STAGED: tuple[dict[str, Any], dict[str, Any]] = ({}, {})
+_NO_STAGED: tuple[dict[str, Any], dict[str, Any], tuple[str, ...]] = ({}, {}, ())
 
 
-def staged_values(staged: Staged) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The attempt's locals and events made JSON-ready now: user values may change later."""
-    if not staged.locals and not staged.events:
+def staged_values(staged: Staged) -> tuple[dict[str, Any], dict[str, Any], tuple[str, ...]]:
+    """The attempt's locals, events and deleted message ids, JSON-ready now (values may change)."""
+    if not staged.locals and not staged.events and not staged.deletes:
         return _NO_STAGED
     return (
         {k: to_json_ready(v) for k, v in staged.locals.items()},
         {k: to_json_ready(v) for k, v in staged.events.items()},
+        tuple(message_id for _, message_id in staged.deletes),
     )
 
 
-def staged_payload_of(locals: dict[str, Any], events: dict[str, Any]) -> dict[str, Any]:
-    """The ``locals`` and ``events`` members of a payload, from :func:`staged_values`."""
-    return {"locals": dict(locals), "events": dict(events)}
+def staged_payload_of(
+    locals: dict[str, Any], events: dict[str, Any], deleted: tuple[str, ...] = ()
+) -> dict[str, Any]:
+    """The ``locals``, ``events`` (and ``deleted_messages``) members, from :func:`staged_values`.
+
+    Deletions are listed only when there are some, so a store can rebuild the queues (recovery).
+    """
+    payload: dict[str, Any] = {"locals": dict(locals), "events": dict(events)}
+    if deleted:
+        payload["deleted_messages"] = list(deleted)
+    return payload
 
 
 def staged_payload(staged: Staged, ready: Callable[[Any], Any] = to_json_ready) -> dict[str, Any]:

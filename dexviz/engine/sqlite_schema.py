@@ -74,6 +74,7 @@ class StoreError(RuntimeError):
 def encode(event: Event, run: int) -> tuple[Any, ...]:
     """The row of one event (``run`` is the rowid of its run)."""
     payload = event.payload
+    payload = getattr(payload, "value", payload)  # a LazyPayload is built now
     kind = event.kind
     body = None
     if payload:
