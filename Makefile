@@ -15,12 +15,15 @@ DEMO_OUT := demo-output
 NOTEBOOKS := $(wildcard notebooks/*.ipynb)
 NBVAL_SANITIZE := notebooks/nbval-sanitize.cfg
 
-.PHONY: help venv graphviz demo test lint unit notebooks-test notebook clean distclean
+.PHONY: help venv graphviz demo test lint unit notebooks-test docs wheel-check notebook clean distclean
 
 help:
 	@echo "make demo      set up .venv and Graphviz, then run 'dexviz demo' into $(DEMO_OUT)/"
-	@echo "make test      set up .venv and Graphviz, then ruff, mypy, pytest and the notebooks"
+	@echo "make test      set up .venv and Graphviz, then ruff, mypy, pytest, the notebooks,"
+	@echo "               the docs site and the wheel check"
 	@echo "make notebook  open the tutorial notebooks in JupyterLab"
+	@echo "make docs      build the documentation site into site/ (offline, strict)"
+	@echo "make wheel-check  build the wheel and run it in a fresh venv"
 	@echo "make lint      ruff and mypy only"
 	@echo "make clean     remove caches and $(DEMO_OUT)/ (distclean also removes .venv)"
 
@@ -33,7 +36,7 @@ $(BIN)/python:
 # Bytecode is compiled once here: with PYTHONDONTWRITEBYTECODE set, every import would
 # otherwise recompile dexviz from source (about 100 ms).
 $(STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install -e '.[all,test]'
+	$(BIN)/python -m pip install -e '.[all,test,docs]'
 	$(BIN)/python -m compileall -q dexviz
 	touch $@
 
@@ -78,14 +81,25 @@ else
 	@echo "notebooks-test: no notebooks/*.ipynb yet; nothing to run"
 endif
 
-test: venv graphviz lint unit notebooks-test
+# The documentation site, offline: strict (a broken link or reference fails), then a check
+# that no page loads anything from the network.
+docs: venv
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
+	$(BIN)/python scripts/check_site.py site
+
+# Build the wheel, install it with every extra in a fresh venv, run `dexviz demo` and
+# `dexviz report` with it outside the source tree.
+wheel-check: venv
+	$(BIN)/python scripts/check_wheel.py
+
+test: venv graphviz lint unit notebooks-test docs wheel-check
 
 # Jupyter refuses to start as root (containers, dev boxes) unless told it may.
 notebook: venv
 	$(BIN)/jupyter lab $$([ "$$(id -u)" = 0 ] && echo --allow-root) notebooks/
 
 clean:
-	rm -rf $(DEMO_OUT) .mypy_cache .ruff_cache .pytest_cache .hypothesis build dist *.egg-info
+	rm -rf $(DEMO_OUT) site .mypy_cache .ruff_cache .pytest_cache .hypothesis build dist *.egg-info
 	find . -path ./$(VENV) -prune -o -name __pycache__ -type d -print0 | xargs -0 rm -rf
 
 distclean: clean
