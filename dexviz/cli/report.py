@@ -1,8 +1,9 @@
 """``dexviz report``: write a saved run as one self-contained HTML replay file.
 
-``dexviz report history.jsonl -o run.html`` writes the page ``run.to_html`` writes: both
-graphs, the panels, the failed attempts, the event list and the timeline, with Prev/Next, a
-slider and jump-to-kind controls, and nothing fetched from the network.
+``dexviz report history.jsonl -o run.html`` (or ``dexviz report runs.db --flow ID``, a SQLite
+store) writes the page ``run.to_html`` writes: both graphs, the panels, the failed attempts,
+the event list and the timeline, with Prev/Next, a slider and jump-to-kind controls, and
+nothing fetched from the network.
 """
 
 from __future__ import annotations
@@ -24,15 +25,18 @@ def add_report_parser(subparsers: Any) -> None:
         "report",
         help="write a saved run as one self-contained HTML replay",
         description=(
-            "Write HISTORY (a .jsonl history) as ONE HTML file that replays the run offline: "
+            "Write HISTORY (a .jsonl history, or a SQLite store with --flow) as ONE HTML file "
+            "that replays the run offline: "
             "definition and lineage graphs, panels at every event, failed attempts with their "
             "errors, the event list and the timeline. Open it in any browser; no server."
         ),
     )
-    report.add_argument("history", metavar="HISTORY", help="a .jsonl history file")
+    report.add_argument("history", metavar="HISTORY",
+                        help="a .jsonl history file, or a SQLite store (runs.db)")
     report.add_argument("-o", "--out", metavar="FILE.html",
                         help="output file (default: HISTORY with the suffix .html)")
-    report.add_argument("--flow", metavar="ID", help="the Flow id to report")
+    report.add_argument("--flow", metavar="ID",
+                        help="the Flow id to report (needed for a store holding several)")
     report.add_argument("--channel", metavar="NAME",
                         help="a token Channel whose holdings the timeline draws in own lanes")
     report.add_argument("--source", metavar="FILE.py",
@@ -44,27 +48,53 @@ def add_report_parser(subparsers: Any) -> None:
 
 
 def load_history(path: Path, flow: str | None) -> Any:
-    """The history in ``path`` (for ``--flow``: checked to be that Flow's).
+    """The history in ``path``: a ``.jsonl`` file, or Flow ``flow`` of a SQLite store.
 
     Raises:
-        CliError: the file is missing, not a history, or holds another Flow.
+        CliError: the file is missing or not a history or store, or it holds no such Flow.
     """
-    import dexviz
-
     check_source(path)
     with path.open("rb") as handle:
-        if handle.read(len(_SQLITE_MAGIC)) == _SQLITE_MAGIC:
-            raise CliError(f"{str(path)!r} is a SQLite store; export the Flow's history to "
-                           "a .jsonl file first (History.save)")
+        is_store = handle.read(len(_SQLITE_MAGIC)) == _SQLITE_MAGIC
+    history = _from_store(path, flow) if is_store else _from_file(path, flow)
+    if not len(history):
+        raise CliError(f"{str(path)!r} holds no event: there is nothing to replay")
+    return history
+
+
+def _from_file(path: Path, flow: str | None) -> Any:
+    import dexviz
+
     try:
         history = dexviz.History.load(path)
     except (dexviz.HistoryFormatError, UnicodeDecodeError) as error:
         raise CliError(describe(error)) from error
-    if not len(history):
-        raise CliError(f"{str(path)!r} holds no event: there is nothing to replay")
-    if flow is not None and history.flow_id != flow:
+    if flow is not None and len(history) and history.flow_id != flow:
         raise CliError(f"{str(path)!r} holds Flow {history.flow_id!r}, not {flow!r}")
     return history
+
+
+def _from_store(path: Path, flow: str | None) -> Any:
+    from dexviz.engine import SQLiteStore, StoreError
+
+    try:
+        store = SQLiteStore(path, readonly=True)
+    except StoreError as error:
+        raise CliError(describe(error)) from error
+    try:
+        flows = store.flow_ids()
+        if flow is None and len(flows) == 1:
+            flow = flows[0]
+        if flow is None or flow not in flows:
+            listed = ", ".join(flows) or "none"
+            what = "choose one with --flow ID" if flow is None else f"it has no Flow {flow!r}"
+            raise CliError(f"{str(path)!r} is a store of {len(flows)} Flow(s) ({listed}); "
+                           f"{what}")
+        return store.history(flow)
+    except StoreError as error:
+        raise CliError(describe(error)) from error
+    finally:
+        store.close()
 
 
 def cmd_report(args: argparse.Namespace) -> int:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+import dexviz
 from dexviz import cli
 from tests.report.pages import island
 from tests.widgets.helpers import TOKEN, history
@@ -82,3 +83,44 @@ def test_an_unwritable_output_exits_2(saved, tmp_path, capsys):
 def test_a_missing_flow_source_exits_2(saved, tmp_path, capsys):
     assert cli.main(["report", str(saved), "--source", str(tmp_path / "flow.py")]) == 2
     assert "no such file" in _error(capsys)
+
+
+def _store(path, *flow_ids):
+    from dexviz.examples.contract_edit import ContractEditFlow, sample_edits
+
+    flow = ContractEditFlow()
+    store = dexviz.SQLiteStore(path)
+    engine = dexviz.Engine([flow], store=store)
+    for flow_id in flow_ids:
+        engine.client().start_flow(flow, flow_id, sample_edits(2))
+    engine.run_until_idle()
+    histories = {flow_id: engine.history(flow_id) for flow_id in flow_ids}
+    store.close()
+    return histories
+
+
+@pytest.mark.requires_dot
+def test_report_reads_one_flow_of_a_sqlite_store(tmp_path, capsys):
+    histories = _store(tmp_path / "runs.db", "edit-1", "edit-2")
+    out = tmp_path / "edit-2.html"
+    assert cli.main(["report", str(tmp_path / "runs.db"), "--flow", "edit-2",
+                     "-o", str(out)]) == 0
+    data = island(out.read_text(encoding="utf-8"))
+    assert len(data["events"]) == len(histories["edit-2"])
+    assert "Flow id edit-2" in out.read_text(encoding="utf-8")
+
+
+def test_a_store_of_several_flows_needs_dash_dash_flow(tmp_path, capsys):
+    _store(tmp_path / "runs.db", "edit-1", "edit-2")
+    assert cli.main(["report", str(tmp_path / "runs.db")]) == 2
+    assert "store of 2 Flow(s) (edit-1, edit-2); choose one with --flow ID" in _error(capsys)
+    assert cli.main(["report", str(tmp_path / "runs.db"), "--flow", "edit-9"]) == 2
+    assert "it has no Flow 'edit-9'" in _error(capsys)
+    assert not (tmp_path / "runs.html").exists()
+
+
+def test_a_damaged_store_exits_2_naming_the_file(tmp_path, capsys):
+    bad = tmp_path / "bad.db"
+    bad.write_bytes(b"SQLite format 3\x00" + b"\x00" * 200)
+    assert cli.main(["report", str(bad), "--flow", "x"]) == 2
+    assert "bad.db" in _error(capsys)
