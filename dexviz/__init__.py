@@ -73,6 +73,7 @@ _VIEWS = {
     "critical_path": "dexviz.analysis.critical_path",
     "state_at": "dexviz.analysis.state",
     "Debugger": "dexviz.widgets.debugger",
+    "explore": "dexviz.explore",
 }
 
 _LAZY: dict[str, str] = {

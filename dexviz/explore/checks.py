@@ -1,0 +1,309 @@
+"""Checks: the properties an exploration proves, evaluated after every commit and at the end.
+
+A check is any callable ``check(history, flow_state)`` returning None/True (holds) or
+False/a message (violated); the explorer calls it after every commit of every schedule and at
+the end. The built-ins below follow the run incrementally instead, so they cost one pass:
+
+- ``exclusive(channel)``: no two execution chains are inside the Channel's section at once. A
+  chain enters when its wait consumes a message of the Channel and leaves once it has published
+  the Channel back *and* none of its executions is still active — handing the token back before
+  the section's last Step is caught, not only two simultaneous takers;
+- ``conserved(channel, count=1)``: from the first publication on, exactly ``count`` messages
+  are queued or held (consumed and not yet published back) at every commit of the open run;
+- ``terminates()``: every schedule that runs out of work has closed the Flow (nothing stalls);
+- ``status(FlowStatus.COMPLETED)``: every schedule that runs out of work ends with that status.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any, Protocol, cast
+
+from dexviz.engine.engine import Engine
+from dexviz.engine.flow_state import FlowState
+from dexviz.history.event import Event
+from dexviz.history.history import History
+from dexviz.history.kinds import EventKind
+from dexviz.sdk.results import FlowStatus
+
+__all__ = ["Check", "Monitor", "View", "as_check", "conserved", "exclusive", "status", "terminates"]
+
+
+class View:
+    """What a monitor may read after a commit: the engine's state and history, built lazily."""
+
+    def __init__(self, engine: Engine, flow_id: str) -> None:
+        self.engine = engine
+        self.flow_id = flow_id
+
+    @cached_property
+    def flow_state(self) -> FlowState:
+        """The Flow's state after the commit."""
+        return self.engine.flow_state(self.flow_id)
+
+    @cached_property
+    def history(self) -> History:
+        """The Flow's history up to the commit."""
+        return self.engine.history(self.flow_id)
+
+    @cached_property
+    def active_ids(self) -> frozenset[str]:
+        """The ids of the executions still active."""
+        return frozenset(a.execution_id for a in self.flow_state.active_executions)
+
+
+class Monitor(Protocol):
+    """Follows one schedule; returns a message when the property is violated."""
+
+    def after_commit(self, events: Sequence[Event], view: View) -> str | None:
+        """Called after every step that committed events."""
+
+    def at_end(self, view: View, terminal: bool) -> str | None:
+        """Called once when the schedule ends (``terminal``: it ran out of work)."""
+
+
+class Check(Protocol):
+    """A property: a name, and a fresh monitor for each schedule."""
+
+    @property
+    def name(self) -> str:
+        """How reports name the check."""
+
+    def monitor(self) -> Monitor:
+        """A monitor for one schedule."""
+
+
+def _verdict(result: object, name: str) -> str | None:
+    if result is None or result is True:
+        return None
+    if result is False:
+        return f"{name} does not hold"
+    return str(result)
+
+
+@dataclass(frozen=True)
+class FunctionCheck:
+    """A plain callable ``(history, flow_state) -> None | bool | str`` as a Check."""
+
+    function: Callable[[History, FlowState], object]
+    name: str
+
+    def monitor(self) -> Monitor:
+        """The callable, called after every commit and at the end."""
+        return _FunctionMonitor(self)
+
+
+class _FunctionMonitor:
+    def __init__(self, check: FunctionCheck) -> None:
+        self._check = check
+
+    def after_commit(self, events: Sequence[Event], view: View) -> str | None:
+        return _verdict(self._check.function(view.history, view.flow_state), self._check.name)
+
+    def at_end(self, view: View, terminal: bool) -> str | None:
+        return self.after_commit((), view)
+
+
+def as_check(check: object) -> Check:
+    """Accept a built-in Check or a plain callable; reject anything else naming it."""
+    if hasattr(check, "monitor") and hasattr(check, "name"):
+        return cast(Check, check)
+    if callable(check):
+        return FunctionCheck(check, getattr(check, "__name__", type(check).__name__))
+    raise TypeError(f"a check is a callable (history, flow_state) or a Check, got {check!r}")
+
+
+@dataclass
+class _Holding:
+    holder: str
+    chain: set[str]
+    held: int
+    released: bool = False
+
+
+@dataclass
+class _Sections:
+    """Open holdings of one Channel, fed event by event."""
+
+    channel: str
+    open: list[_Holding] = field(default_factory=list)
+
+    def feed(self, event: Event) -> None:
+        kind, payload = event.kind, event.payload
+        if kind == EventKind.STEP_EXECUTION_CREATED and event.execution_id:
+            parent = payload.get("from_execution_id")
+            for holding in self.open:
+                if parent in holding.chain:
+                    holding.chain.add(event.execution_id)
+        if payload.get("channel") != self.channel:
+            return
+        if kind == EventKind.MESSAGE_CONSUMED:
+            self._consumed(str(payload.get("consumer") or event.execution_id))
+        elif kind == EventKind.MESSAGE_PUBLISHED:
+            who = payload.get("publisher")
+            for holding in self.open:
+                if not holding.released and who in holding.chain:
+                    holding.released, holding.held = True, 0
+                    break
+        elif kind == EventKind.MESSAGE_RETURNED:
+            self._returned(payload.get("from"))
+
+    def _consumed(self, consumer: str) -> None:
+        mine = [h for h in self.open if h.holder == consumer and not h.released]
+        if mine:
+            mine[0].held += 1
+        else:
+            self.open.append(_Holding(consumer, {consumer}, 1))
+
+    def _returned(self, holder: object) -> None:
+        for holding in self.open:
+            if holding.holder == holder and holding.held:
+                holding.held -= 1
+                holding.released = holding.held == 0
+                return
+
+    def settle(self, active: frozenset[str]) -> None:
+        """Close the holdings that were given back and whose chain has finished."""
+        self.open = [h for h in self.open if not (h.released and h.chain.isdisjoint(active))]
+
+    @property
+    def held(self) -> int:
+        return sum(h.held for h in self.open)
+
+
+@dataclass(frozen=True)
+class _Exclusive:
+    channel: str
+
+    @property
+    def name(self) -> str:
+        return f"exclusive({self.channel})"
+
+    def monitor(self) -> Monitor:
+        return _ExclusiveMonitor(self.channel)
+
+
+class _ExclusiveMonitor:
+    def __init__(self, channel: str) -> None:
+        self._sections = _Sections(channel)
+
+    def after_commit(self, events: Sequence[Event], view: View) -> str | None:
+        sections = self._sections
+        for event in events:
+            sections.feed(event)
+        if not sections.open:
+            return None
+        sections.settle(view.active_ids)
+        if len(sections.open) < 2:
+            return None
+        inside = " and ".join(sorted(h.holder for h in sections.open))
+        return f"{inside} are inside the {sections.channel!r} section at once"
+
+    def at_end(self, view: View, terminal: bool) -> str | None:
+        return None
+
+
+@dataclass(frozen=True)
+class _Conserved:
+    channel: str
+    count: int
+
+    @property
+    def name(self) -> str:
+        return f"conserved({self.channel}, count={self.count})"
+
+    def monitor(self) -> Monitor:
+        return _ConservedMonitor(self.channel, self.count)
+
+
+class _ConservedMonitor:
+    def __init__(self, channel: str, count: int) -> None:
+        self._sections = _Sections(channel)
+        self._count = count
+        self._armed = False
+
+    def after_commit(self, events: Sequence[Event], view: View) -> str | None:
+        for event in events:
+            self._sections.feed(event)
+        state = view.flow_state
+        if state.status is not FlowStatus.RUNNING:
+            return None
+        self._sections.settle(view.active_ids)
+        queued = len(state.channels.get(self._sections.channel, ()))
+        total = queued + self._sections.held
+        self._armed = self._armed or total > 0
+        if not self._armed or total == self._count:
+            return None
+        return (
+            f"{total} message(s) of {self._sections.channel!r} queued or held "
+            f"({queued} queued, {self._sections.held} held), expected {self._count}"
+        )
+
+    def at_end(self, view: View, terminal: bool) -> str | None:
+        return None
+
+
+@dataclass(frozen=True)
+class _EndCheck:
+    name: str
+    expected: FlowStatus | None
+
+    def monitor(self) -> Monitor:
+        return _EndMonitor(self)
+
+
+class _EndMonitor:
+    def __init__(self, check: _EndCheck) -> None:
+        self._check = check
+
+    def after_commit(self, events: Sequence[Event], view: View) -> str | None:
+        return None
+
+    def at_end(self, view: View, terminal: bool) -> str | None:
+        if not terminal:
+            return None
+        state = view.flow_state
+        expected = self._check.expected
+        if expected is None:
+            if state.status is not FlowStatus.RUNNING:
+                return None
+            active = ", ".join(f"{a.execution_id}:{a.phase}" for a in state.active_executions)
+            return f"the Flow stalled with work left: {active or 'no active execution'}"
+        if state.status is expected:
+            return None
+        return f"the Flow ended {state.status.name}, expected {expected.name}"
+
+
+def exclusive(channel: str) -> Check:
+    """No two execution chains inside ``channel``'s section at once (see the module doc)."""
+    return _Exclusive(_channel_name(channel))
+
+
+def conserved(channel: str, count: int = 1) -> Check:
+    """Exactly ``count`` messages of ``channel`` queued or held at every commit."""
+    if count < 0:
+        raise ValueError(f"count must be >= 0, got {count}")
+    return _Conserved(_channel_name(channel), count)
+
+
+def terminates() -> Check:
+    """Every schedule that runs out of work has closed the Flow."""
+    return _EndCheck("terminates()", None)
+
+
+def status(expected: FlowStatus) -> Check:
+    """Every schedule that runs out of work ends with status ``expected``."""
+    if not isinstance(expected, FlowStatus):
+        raise TypeError(f"status() takes a FlowStatus, got {expected!r}")
+    return _EndCheck(f"status({expected.name})", expected)
+
+
+def _channel_name(channel: Any) -> str:
+    if isinstance(channel, str):
+        return channel
+    name = getattr(channel, "name", None)
+    if isinstance(name, str):
+        return name
+    raise TypeError(f"a check takes a Channel or its name, got {channel!r}")

@@ -1,0 +1,335 @@
+"""One schedule: a fresh simulation of the Flow, every open choice made by a policy.
+
+The runner starts the Flow in a new Engine whose chooser asks a ``Policy``. Before each step it
+lists the options — the ready units (named by the step at which each was first seen and its
+position then, names that stay the same in every schedule sharing that prefix) and the client
+actions left — lets the policy pick one, runs it, and records the step's footprint and canonical
+state, then runs the checks. Waiter and fault choices inside a step go to the same policy.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Hashable, Sequence, Set
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from dexviz.engine.choice import FaultBudget, FaultPoint
+from dexviz.engine.engine import Engine
+from dexviz.engine.faults import FaultPlan
+from dexviz.engine.runtime import Runtime
+from dexviz.explore.actions import Action
+from dexviz.explore.checks import Check, Monitor, View
+from dexviz.explore.footprint import ANY, Footprint, footprint_of
+from dexviz.explore.owners import owner_of
+from dexviz.explore.state import StateKey, state_key
+from dexviz.history.event import Event
+from dexviz.sdk.registry import Registry
+
+Option = Hashable
+
+DEFAULT_MAX_DEPTH = 5_000
+"""Steps per schedule when no max_depth is given: a Flow whose timers never stop is bounded."""
+
+
+class Policy(Protocol):
+    """Makes the choices of one schedule."""
+
+    def choose(self, kind: str, options: tuple[Option, ...]) -> int | None:
+        """The index of the option to take (at least two options); None stops a step choice."""
+
+    def stepped(self, step: StepRecord) -> None:
+        """Told after every step (for sleep sets and priorities)."""
+
+
+@dataclass(frozen=True)
+class Setup:
+    """What every schedule of one exploration starts from."""
+
+    registry: Registry
+    flow: Any
+    input: Any
+    flow_id: str
+    checks: tuple[Check, ...]
+    actions: tuple[Action, ...]
+    budget: FaultBudget | None
+    max_depth: int
+    dependent_always: bool
+
+    def fault_plan(self) -> FaultPlan:
+        """A fresh plan carrying the budget (a plan keeps what it has spent)."""
+        return FaultPlan(budget=self.budget)
+
+
+@dataclass(frozen=True)
+class ChoiceRecord:
+    """One choice of a schedule: its kind, the option taken, and how many there were."""
+
+    kind: str
+    index: int
+    count: int
+    option: Option
+
+
+@dataclass(frozen=True)
+class StepRecord:
+    """One step of a schedule."""
+
+    index: int
+    name: Option
+    choice: int
+    first_seen: int
+    time_ns: int
+    footprint: Footprint
+    state: StateKey
+    label: str
+    events: tuple[Event, ...]
+
+
+@dataclass(frozen=True)
+class Found:
+    """A violated check: which, what, and at which step (-1: at the start commit)."""
+
+    check: str
+    message: str
+    step: int
+
+
+@dataclass
+class ScheduleResult:
+    """Everything the strategies read back from one schedule."""
+
+    choices: list[ChoiceRecord] = field(default_factory=list)
+    steps: list[StepRecord] = field(default_factory=list)
+    outcome: str = "terminal"
+    found: Found | None = None
+    initial: StateKey | None = None
+    engine: Engine | None = None
+
+    @property
+    def trace(self) -> tuple[int, ...]:
+        """The choices as indices: replaying them reproduces this schedule."""
+        return tuple(c.index for c in self.choices)
+
+    @property
+    def final(self) -> StateKey | None:
+        """The last state reached."""
+        return self.steps[-1].state if self.steps else self.initial
+
+
+class _Chooser:
+    """The engine-side chooser: ready picks come from the runner, the rest from the policy."""
+
+    def __init__(self, record: Callable[[str, tuple[Option, ...]], int | None]) -> None:
+        self._record = record
+        self.primed: int | None = None
+
+    def ready(self, units: Sequence[Callable[[], None]]) -> int:
+        if self.primed is not None:
+            index, self.primed = self.primed, None
+            return index
+        # A unit run from inside another (a client call that drives the engine).
+        return self._record("nested", tuple(range(len(units)))) or 0
+
+    def waiter(self, waiters: Sequence[Any], unready: Set[str]) -> int:
+        open_ = [p for p, ex in enumerate(waiters) if ex.execution_id not in unready]
+        if len(open_) < 2:
+            return open_[0] if open_ else 0
+        choice = self._record("waiter", tuple(waiters[p].execution_id for p in open_))
+        return open_[choice or 0]
+
+    def fault(self, point: FaultPoint) -> bool:
+        return self._record("fault", ("pass", f"fail {point}")) == 1
+
+
+class _Run:
+    """The state of one schedule while it runs."""
+
+    def __init__(self, setup: Setup, policy: Policy) -> None:
+        self.setup = setup
+        self.policy = policy
+        self.result = ScheduleResult()
+        self.chooser = _Chooser(self._record)
+        self.engine = Engine(
+            setup.registry, faults=setup.fault_plan(), chooser=self.chooser
+        )
+        self.rt: Runtime = self.engine._rt
+        self.names: dict[int, Option] = {}
+        self.tasks: dict[asyncio.Task[Any], str] = {}
+        self.keep: list[object] = []
+        self.left = [a.count for a in setup.actions]
+        self.monitors: list[tuple[str, Monitor]] = [(c.name, c.monitor()) for c in setup.checks]
+
+    def _record(self, kind: str, options: tuple[Option, ...]) -> int | None:
+        index = self.policy.choose(kind, options)
+        if index is None:
+            if kind != "ready":
+                raise RuntimeError(f"a policy must pick a {kind} option")
+            return None
+        self.result.choices.append(ChoiceRecord(kind, index, len(options), options[index]))
+        return index
+
+    def start(self) -> None:
+        setup = self.setup
+        self.engine.client().start_flow(setup.flow, setup.flow_id, setup.input)
+        self.result.initial = self._state()
+        self._check(tuple(self.engine.history(setup.flow_id)), -1)
+
+    def _state(self) -> StateKey:
+        sim = self.rt.sim
+        assert sim is not None
+        due = sim.next_due_ns()
+        pending = (-1 if due is None else due - sim.epoch_ns,)
+        return state_key(self.rt.runs.values(), sim.now_ns, sim.epoch_ns, pending)
+
+    def _check(self, events: Sequence[Event], step: int) -> bool:
+        if not events:
+            return False
+        view = View(self.engine, self.setup.flow_id)
+        for name, monitor in self.monitors:
+            message = monitor.after_commit(events, view)
+            if message is not None:
+                self.result.found = Found(name, message, step)
+                return True
+        return False
+
+    def options(self, step: int) -> tuple[list[Callable[[], None]], list[Option]]:
+        sim = self.rt.sim
+        assert sim is not None
+        units = sim.runnable()
+        names = self.names
+        options: list[Option] = []
+        for position, unit in enumerate(units):
+            name = names.get(id(unit))
+            if name is None:
+                name = names[id(unit)] = ("u", step, position)
+                self.keep.append(unit)
+            options.append(name)
+        options.extend(("a", k) for k, left in enumerate(self.left) if left > 0)
+        return units, options
+
+    def step(self, step: int) -> bool:
+        """Run one step; False when the schedule is over."""
+        units, options = self.options(step)
+        if not options:
+            return False
+        choice = self._record("ready", tuple(options)) if len(options) > 1 else 0
+        if choice is None:
+            self.result.outcome = "blocked"
+            return False
+        name = options[choice]
+        sim = self.rt.sim
+        assert sim is not None
+        now = sim.now_ns
+        if choice < len(units):
+            # Asked before the unit runs: running it clears the future that names its Task.
+            owner = owner_of(units[choice], self.tasks)
+            self.chooser.primed = choice
+            events = tuple(self.rt.run_unit() or ())
+            self.chooser.primed = None
+            label = describe(events)
+            first_seen = int(name[1])  # type: ignore[index]
+        else:
+            action = self.setup.actions[int(name[1])]  # type: ignore[index]
+            self.left[int(name[1])] -= 1  # type: ignore[index]
+            events, refusal = self._act(action)
+            label = action.name + (f" (refused: {refusal})" if refusal else "")
+            first_seen = -1
+            owner = None
+        if self.setup.dependent_always or choice >= len(units):
+            footprint = Footprint.everything()
+        elif events:
+            footprint = footprint_of(events, self._wait_channels)
+        else:
+            footprint = Footprint.reading(f"exec:{owner}" if owner else ANY)
+        self._note_tasks()
+        record = StepRecord(
+            step, name, len(self.result.choices) - 1 if len(options) > 1 else -1, first_seen,
+            now, footprint, self._state(), label, events,
+        )
+        self.result.steps.append(record)
+        self.policy.stepped(record)
+        return not self._check(events, step)
+
+    def _note_tasks(self) -> None:
+        run = self.rt.runs.get(self.setup.flow_id)
+        if run is not None:
+            for ex in run.executions.values():
+                if isinstance(ex.task, asyncio.Task):
+                    self.tasks[ex.task] = ex.execution_id
+
+    def _wait_channels(self, execution_id: str) -> list[str]:
+        run = self.rt.runs.get(self.setup.flow_id)
+        ex = run.executions.get(execution_id) if run is not None else None
+        if ex is None or ex.wait is None:
+            return []
+        return [c.physical_name for c in ex.wait.channel_conditions]
+
+    def _act(self, action: Action) -> tuple[tuple[Event, ...], str | None]:
+        produced: list[Event] = []
+        recorder = self.rt.recorder
+        outer, recorder.produced = recorder.produced, produced
+        try:
+            refusal = action.run(self.engine.client(), self.setup.flow_id)
+        finally:
+            recorder.produced = outer
+        return tuple(produced), refusal
+
+    def close(self) -> None:
+        """Close the handlers' coroutines the schedule left suspended (the engine is dropped)."""
+        for task in self.tasks:
+            if not task.done():
+                task.get_coro().close()
+
+    def finish(self, terminal: bool) -> None:
+        if self.result.found is not None:
+            self.result.outcome = "violation"
+            return
+        view = View(self.engine, self.setup.flow_id)
+        for name, monitor in self.monitors:
+            message = monitor.at_end(view, terminal)
+            if message is not None:
+                self.result.found = Found(name, message, len(self.result.steps) - 1)
+                self.result.outcome = "violation"
+                return
+
+
+def describe(events: Sequence[Event]) -> str:
+    """A short label of what a step committed, for traces and the state graph."""
+    if not events:
+        return "(coroutine step, nothing committed)"
+    parts: list[str] = []
+    for event in events:
+        who = event.execution_id or event.flow_id
+        text = f"{who} {event.kind}"
+        if text not in parts:
+            parts.append(text)
+    return "; ".join(parts[:3]) + (" ..." if len(parts) > 3 else "")
+
+
+def run_schedule(setup: Setup, policy: Policy, *, keep_engine: bool = False) -> ScheduleResult:
+    """Run one schedule to its end, a violation, the depth bound, or a sleep-set block."""
+    run = _Run(setup, policy)
+    run.start()
+    result = run.result
+    step = 0
+    if result.found is None:
+        while step < setup.max_depth:
+            if not run.step(step):
+                break
+            step += 1
+        else:
+            result.outcome = "depth"
+    terminal = result.found is None and result.outcome == "terminal"
+    run.finish(terminal)
+    if not keep_engine:
+        run.close()
+    if keep_engine:
+        result.engine = run.engine
+    return result
+
+
+def clock() -> float:
+    """Wall-clock seconds for time budgets."""
+    return time.perf_counter()

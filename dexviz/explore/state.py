@@ -1,0 +1,73 @@
+"""Canonical states: what two schedules must agree on to have reached "the same state".
+
+Execution ids (``Type-N``), message ids and event sequence numbers depend on the order in
+which things happened, so they are left out: a state is the Flow's status, its Attributes, each
+Channel's queued values, the multiset of executions (Step type, phase, method, attempt, input,
+reserved values), the virtual time, and how much work is pending. Two schedules that differ
+only in which of two identical reviewers went first reach the same state.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from dexviz.engine.state import Execution, FlowRun
+
+
+def _text(value: Any) -> str:
+    return repr(value)
+
+
+def _execution(ex: Execution) -> tuple[Any, ...]:
+    reserved = tuple(
+        sorted((key, tuple(_text(m.value) for m in ms)) for key, ms in ex.reserved.items())
+    )
+    timers = tuple(sorted(t.fire_at_ns for t in ex.timers if not t.done))
+    return (ex.step_type, ex.phase.value, ex.method, ex.attempt, _text(ex.input), reserved, timers)
+
+
+def run_key(run: FlowRun, epoch_ns: int) -> tuple[Any, ...]:
+    """The order-free description of one Flow run."""
+    queues = tuple(
+        sorted((name, tuple(_text(m.value) for m in q)) for name, q in run.queues.items() if q)
+    )
+    executions = tuple(sorted(_execution(ex) for ex in run.executions.values()))
+    attributes = tuple(sorted((str(k), _text(v)) for k, v in run.attributes.items()))
+    completions = tuple(sorted(_text(c.value) for c in run.completions))
+    return (
+        run.flow_type,
+        run.status.name,
+        run.closing,
+        run.graceful_requested,
+        str(run.error_type),
+        attributes,
+        queues,
+        executions,
+        completions,
+        -1 if run.closed_ns is None else run.closed_ns - epoch_ns,
+    )
+
+
+@dataclass(frozen=True)
+class StateKey:
+    """A canonical state, hashed: equal keys mean equal states up to ids and event order."""
+
+    digest: str
+    status: str
+
+    def __str__(self) -> str:
+        return self.digest[:10]
+
+
+def state_key(
+    runs: Iterable[FlowRun], now_ns: int, epoch_ns: int, pending: tuple[Any, ...]
+) -> StateKey:
+    """Hash the runs' canonical descriptions, the time since the epoch and pending work."""
+    keys = sorted(run_key(run, epoch_ns) for run in runs)
+    text = repr((keys, now_ns - epoch_ns, pending))
+    digest = hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
+    status = ",".join(sorted({k[1] for k in keys})) or "NONE"
+    return StateKey(digest, status)

@@ -1,0 +1,190 @@
+"""Counterexamples: a violated check with its choice trace, shrunk, and replayable.
+
+A trace is the list of option indices a schedule took at its choice points. Replaying it in a
+fresh engine reproduces the schedule (past its end, first options are taken; an index too
+large for the options met wraps around, so every list of numbers is a valid trace — which is
+what lets delta debugging cut pieces out). ``shrink`` runs ddmin over the trace, keeping a
+candidate when it violates the same check in fewer steps (then fewer choices, then fewer
+non-first choices), so the counterexample is the shortest the search could find.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from dexviz.engine.simulate import SimulationRun
+from dexviz.explore.schedule import (
+    ChoiceRecord,
+    Found,
+    Option,
+    ScheduleResult,
+    Setup,
+    StepRecord,
+    clock,
+    run_schedule,
+)
+
+
+class ReplayPolicy:
+    """Takes the trace's choices in order (wrapping indices), then first options."""
+
+    def __init__(self, trace: tuple[int, ...] | list[int]) -> None:
+        self.trace = tuple(trace)
+        self.position = 0
+
+    def choose(self, kind: str, options: tuple[Option, ...]) -> int | None:
+        """The trace's next index, wrapped to the options; the first option past its end."""
+        position = self.position
+        self.position += 1
+        if position < len(self.trace):
+            return self.trace[position] % len(options)
+        return 0
+
+    def stepped(self, step: StepRecord) -> None:
+        """Nothing to remember."""
+        del step
+
+
+def replay(setup: Setup, trace: tuple[int, ...], *, keep_engine: bool = False) -> ScheduleResult:
+    """Run the schedule that ``trace`` describes."""
+    return run_schedule(setup, ReplayPolicy(trace), keep_engine=keep_engine)
+
+
+def _size(result: ScheduleResult) -> tuple[int, int, int]:
+    trace = result.trace
+    return (len(result.steps), len(trace), sum(1 for c in trace if c))
+
+
+def shrink(
+    setup: Setup, result: ScheduleResult, *, deadline: float, max_tests: int = 400
+) -> tuple[ScheduleResult, int]:
+    """The smallest schedule found by ddmin that violates ``result``'s check; and tests run."""
+    assert result.found is not None
+    check = result.found.check
+    best = result
+    tests = 0
+
+    def attempt(candidate: list[int]) -> bool:
+        nonlocal best, tests
+        tests += 1
+        found = replay(setup, tuple(candidate))
+        if found.found is not None and found.found.check == check and _size(found) < _size(best):
+            best = found
+            return True
+        return False
+
+    def out_of_budget() -> bool:
+        return tests >= max_tests or clock() > deadline
+
+    chunks = 2
+    while len(best.trace) >= 2 and not out_of_budget():
+        trace = list(best.trace)
+        size = max(1, -(-len(trace) // chunks))
+        if any(
+            attempt(trace[:start] + trace[start + size :])
+            for start in range(0, len(trace), size)
+            if not out_of_budget()
+        ):
+            chunks = max(chunks - 1, 2)
+        elif chunks >= len(trace):
+            break
+        else:
+            chunks = min(chunks * 2, len(trace))
+    position = 0
+    while position < len(best.trace) and not out_of_budget():
+        trace = list(best.trace)
+        if trace[position]:
+            trace[position] = 0
+            attempt(trace)
+        position += 1
+    return best, tests
+
+
+@dataclass(frozen=True)
+class Violation:
+    """A check that failed in some schedule, with the (shrunk) choices that make it fail.
+
+    Attributes:
+        check: The check's name, e.g. ``exclusive(contractEditToken)``.
+        message: What the check saw.
+        trace: The option index taken at each choice point (``replay`` takes this).
+        choices: Each choice with its kind, option count and the option taken.
+        steps: One line per step of the schedule up to the violation.
+        found_after: How many steps the first violating schedule had before shrinking.
+        shrink_tests: How many replays shrinking took.
+    """
+
+    check: str
+    message: str
+    trace: tuple[int, ...]
+    choices: tuple[ChoiceRecord, ...]
+    steps: tuple[str, ...]
+    found_after: int
+    shrink_tests: int
+    setup: Setup
+
+    @classmethod
+    def of(cls, setup: Setup, result: ScheduleResult, found_after: int, tests: int) -> Violation:
+        """The violation of a schedule that violated a check."""
+        found = result.found
+        assert found is not None
+        steps = tuple(s.label for s in result.steps)
+        return cls(found.check, found.message, result.trace, tuple(result.choices), steps,
+                   found_after, tests, setup)
+
+    def replay(self) -> ViolationRun:
+        """Re-run the schedule up to the violating commit, in a fresh engine you can inspect."""
+        result = replay(self.setup, self.trace, keep_engine=True)
+        engine = result.engine
+        assert engine is not None and result.found is not None
+        flow_id = self.setup.flow_id
+        history = engine.history(flow_id)
+        seq = _violating_seq(result, result.found)
+        return ViolationRun(engine.result(flow_id), history, engine, flow_id, self, seq)
+
+    def __str__(self) -> str:
+        lines = [f"VIOLATED {self.check}: {self.message}",
+                 f"  shortest trace: {len(self.steps)} steps, {len(self.trace)} choices "
+                 f"(first found after {self.found_after} steps)"]
+        lines.extend(f"  {i:>3}. {line}" for i, line in enumerate(self.steps, 1))
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return (f"Violation({self.check}, steps={len(self.steps)}, "
+                f"choices={len(self.trace)}, message={self.message!r})")
+
+
+def _violating_seq(result: ScheduleResult, found: Found) -> int:
+    if 0 <= found.step < len(result.steps):
+        events = result.steps[found.step].events
+        if events:
+            return events[0].seq
+    return 1
+
+
+@dataclass(frozen=True, repr=False)
+class ViolationRun(SimulationRun):
+    """A replayed counterexample: a SimulationRun stopped at the violating commit.
+
+    ``violating_seq`` is the sequence number of the violating commit's first event;
+    ``debugger()`` opens the Debugger there, with a breakpoint on it.
+    """
+
+    violation: Violation | None = None
+    violating_seq: int = 1
+
+    def debugger(self, **options: Any) -> Any:
+        """A Debugger over this history, its cursor on the violating commit (marked)."""
+        from dexviz.widgets.debugger import Debugger
+
+        debugger = Debugger(self, **options)
+        seq = self.violating_seq
+        debugger.add_breakpoint(lambda event: event.seq == seq)
+        debugger.seek(next(i for i, e in enumerate(self.history) if e.seq == seq))
+        return debugger
+
+    def __repr__(self) -> str:
+        check = self.violation.check if self.violation else "?"
+        return (f"ViolationRun(flow_id={self.flow_id!r}, check={check}, "
+                f"violating_seq={self.violating_seq}, events={len(self.history)})")
