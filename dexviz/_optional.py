@@ -12,7 +12,7 @@ from types import MappingProxyType, ModuleType
 
 __all__ = ["EXTRAS", "HEAVY_MODULES", "MissingExtraError", "require"]
 
-EXTRAS = frozenset({"graph", "plot", "table", "notebook", "all"})
+EXTRAS = frozenset({"graph", "plot", "table", "notebook", "progress", "all"})
 """The extras declared in ``pyproject.toml`` that install optional packages."""
 
 HEAVY_MODULES = MappingProxyType(

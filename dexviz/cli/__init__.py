@@ -1,4 +1,4 @@
-"""The ``dexviz`` command line: ``demo``, ``run``, ``history``, ``graph`` and ``report``.
+"""The ``dexviz`` command line: ``demo``, ``run``, ``history``, ``graph``, ``report``, ``explore``.
 
 Each subcommand is one small ``_cmd_*`` function registered in :func:`build_parser`; dexviz
 itself is imported inside them, so ``dexviz --help`` stays fast and error paths that need no
@@ -24,6 +24,7 @@ from dexviz.cli.common import (
     positive_int,
     prepare_out_dir,
 )
+from dexviz.cli.explore import add_explore_parser
 from dexviz.cli.graph import GRAPH_FORMATS, add_graph_parser
 from dexviz.cli.report import add_report_parser
 from dexviz.cli.run import add_history_parser, add_run_parser, write_views
@@ -112,6 +113,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_history_parser(subparsers)
     add_graph_parser(subparsers)
     add_report_parser(subparsers)
+    add_explore_parser(subparsers)
     return parser
 
 

@@ -1,0 +1,58 @@
+"""``dexviz explore``: exit 0 on a proof, 1 with the shortest trace and its history, 2 on bad input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from dexviz import History, cli
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "dexviz" / "examples"
+TWO = json.dumps([{"reviewer": "a"}, {"reviewer": "b", "should_withdraw": True}])
+TOKEN_CHECKS = ["--check", "exclusive:contractEditToken", "--check", "conserved:contractEditToken"]
+
+
+def test_a_proof_exits_0(capsys: pytest.CaptureFixture[str]) -> None:
+    code = cli.main([
+        "explore", f"{EXAMPLES / 'contract_edit.py'}:ContractEditFlow", "--input", TWO,
+        *TOKEN_CHECKS, "--check", "terminates", "--fail", "SaveContractEdit",
+    ])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert out.startswith("PROVEN exclusive(contractEditToken), conserved(contractEditToken")
+    assert "exhaustive=True" in out
+
+
+def test_a_violation_exits_1_with_the_trace_and_its_history(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    code = cli.main([
+        "explore", str(EXAMPLES / "contract_edit_broken.py"), "--input", TWO, *TOKEN_CHECKS,
+        "--out", str(tmp_path),
+    ])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "VIOLATED exclusive(contractEditToken)" in out
+    assert "shortest trace:" in out
+    history = History.load(tmp_path / "counterexample.jsonl")
+    assert len(history) > 5
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--check", "exclusive"], "expected exclusive:CHANNEL"),
+        (["--check", "status:DONE"], "unknown status"),
+        (["--check", "conserved:t:x"], "not a whole number"),
+        (["--check", "terminates", "--input", "{"], "--input is not JSON"),
+        ([], "give at least one --check"),
+    ],
+)
+def test_bad_input_exits_2_naming_the_problem(
+    capsys: pytest.CaptureFixture[str], args: list[str], message: str
+) -> None:
+    code = cli.main(["explore", str(EXAMPLES / "contract_edit.py"), *args])
+    assert code == 2
+    assert message in capsys.readouterr().err
