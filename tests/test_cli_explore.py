@@ -1,4 +1,4 @@
-"""``dexviz explore``: exit 0 on a proof, 1 with the shortest trace and its history, 2 on bad input."""
+"""``dexviz explore``: exit 0 on a proof, 1 with the shortest trace and its history, 2 on misuse."""
 
 from __future__ import annotations
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+import warnings
 from collections.abc import Callable, Hashable, Sequence, Set
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -279,9 +280,13 @@ class _Run:
 
     def close(self) -> None:
         """Close the handlers' coroutines the schedule left suspended (the engine is dropped)."""
-        for task in self.tasks:
-            if not task.done():
-                task.get_coro().close()
+        with warnings.catch_warnings():
+            # A Task cut off before its first step warns that its coroutine never ran: it
+            # did not, on purpose.
+            warnings.simplefilter("ignore", RuntimeWarning)
+            for task in self.tasks:
+                if not task.done():
+                    task.get_coro().close()
 
     def finish(self, terminal: bool) -> None:
         if self.result.found is not None:
