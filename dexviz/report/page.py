@@ -109,7 +109,7 @@ def _pictures(debugger: Debugger, shown: int) -> tuple[str, str, dict[str, Graph
     return "".join(sections), "".join(timelines), ids
 
 
-def _controls(debugger: Debugger) -> str:
+def _controls(debugger: Debugger, shown: int) -> str:
     kinds = "".join(f'<option value="{escape(k)}">{escape(k)}</option>'
                     for k in debugger.index_.kinds)
     graphs = "".join(f'<button type="button" data-show-graph="{g}">{g.capitalize()}</button>'
@@ -121,9 +121,9 @@ def _controls(debugger: Debugger) -> str:
         '<button type="button" id="dx-prev" title="previous event (←)">◀ Prev</button>'
         '<button type="button" id="dx-next" title="next event (→)">Next ▶</button>'
         '<button type="button" id="dx-last" title="last event (End)">Last »</button>'
-        f'<input type="range" id="dx-slider" min="0" max="{last}" value="{last}" '
+        f'<input type="range" id="dx-slider" min="0" max="{last}" value="{shown}" '
         'aria-label="event">'
-        f'<span class="dx-counter" id="dx-counter">{last + 1} / {last + 1}</span>'
+        f'<span class="dx-counter" id="dx-counter">{shown + 1} / {last + 1}</span>'
         '<span class="dx-sep"></span><label for="dx-kind">jump to</label>'
         f'<select id="dx-kind"><option value="">(any event kind)</option>{kinds}</select>'
         '<button type="button" id="dx-find-prev" title="previous event of this kind">◀</button>'
@@ -165,7 +165,7 @@ def _body(debugger: Debugger, frame: Frame, graph: str, pictures: tuple[str, str
         f'<div class="dexviz-debugger dexviz-report dx-static" id="dx-report" '
         f'data-index="{frame.index}" data-graph="{escape(graph)}">'
         f"<h1>{escape(flow_type)} · replay</h1><div class=\"dx-sub\">{escape(sub)}</div>"
-        f"{_controls(debugger)}"
+        f"{_controls(debugger, frame.index)}"
         f'<div id="dx-heading">{frame.heading}</div>'
         f'<div class="dx-main"><div class="dx-left">{sections}{LEGEND}</div>'
         f'<div class="dx-right">{panels}{failed_attempts(debugger.history)}'
@@ -196,8 +196,7 @@ def report_html(source: ReplaySource, *, token_channel: str | None = None,
         TypeError: ``source`` is not a History, SimulationRun or Debugger.
     """
     if isinstance(source, Debugger):
-        debugger = replay_debugger(source)
-        graph = graph or source.graph
+        debugger, graph = replay_debugger(source), graph or source.graph
     elif isinstance(source, History | SimulationRun):
         debugger = Debugger(source, flow_source=flow_source, collapse_at=collapse_at,
                             token_channel=token_channel)

@@ -175,3 +175,29 @@ def test_without_javascript_the_page_is_the_static_last_event(report_file: Path)
             assert "COMPLETED" in page.inner_text("#dx-heading")
         finally:
             browser.close()
+
+
+def test_a_time_traveled_flow_shows_the_graph_and_timeline_of_the_events_run(tmp_path):
+    from playwright.sync_api import sync_playwright
+
+    from tests.report.test_replay_matches_widget import _time_traveled
+
+    path = write_report(_time_traveled(), tmp_path / "forked.html", token_channel=TOKEN)
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=_chromium(), args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page()
+            errors: list[str] = []
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.goto(path.as_uri())
+            page.wait_for_selector("#dx-report.dx-js")
+            visible = "#dx-report .dx-graph-section:not([hidden])"
+            assert page.get_attribute(visible, "data-run") == "1"  # the last event's run
+            assert page.is_visible('.dx-timeline-section[data-run="1"]')
+            page.keyboard.press("Home")
+            assert page.get_attribute(visible, "data-run") == "0"
+            assert page.is_visible('.dx-timeline-section[data-run="0"]')
+            assert not page.is_visible('.dx-timeline-section[data-run="1"]')
+            assert errors == []
+        finally:
+            browser.close()

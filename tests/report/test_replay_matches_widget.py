@@ -57,3 +57,34 @@ def test_highlighted_node_follows_the_selected_event(replay):
         selected = {k for k, v in frame(data, index)["lineage"].items()
                     if "dx-selected" in v.split()}
         assert selected == set(debugger.highlighted("lineage")), index
+
+
+def _time_traveled():
+    import dexviz
+    from dexviz import TimeTravelOptions, TimeTravelType
+    from dexviz.examples.contract_edit import ContractEditFlow, sample_edits
+
+    flow = ContractEditFlow()
+    engine = dexviz.Engine([flow], seed=0)
+    engine.client().start_flow(flow, "edit-1", sample_edits(2))
+    engine.run_until_idle()
+    engine.client().time_travel("edit-1", TimeTravelOptions(TimeTravelType.BEGINNING))
+    engine.run_until_idle()
+    return engine.history("edit-1")
+
+
+def test_a_time_traveled_flow_shows_each_runs_graph_and_timeline():
+    history = _time_traveled()
+    assert len(history.run_ids) == 2
+    debugger = Debugger(history, token_channel=TOKEN)
+    page = report_html(debugger)
+    data = island(page)
+    assert {"l0", "l1"} <= set(data["graphs"])
+    assert page.count('class="dx-timeline-section"') == 2
+    for index in range(len(debugger)):
+        debugger.seek(index)
+        shown = frame(data, index)
+        assert shown["run"] == history.run_ids.index(debugger.event.run_id), index
+        assert shown["lineage"] == {k: v for k, v in debugger.graph_classes("lineage").items()
+                                    if v}, index
+        assert shown["cursor"] == debugger.timeline_cursor(), index
