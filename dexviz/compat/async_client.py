@@ -79,8 +79,8 @@ class AsyncClient(ClientCore):
         options: StartFlowOptions | None = None,
     ) -> str:
         """Start a run of the registered ``flow`` under ``flow_id``; return its run id."""
-        self.check_flow(flow)
-        return str(await self._call("start_flow", flow, flow_id, input, options))
+        flow_type = self.check_flow(flow)
+        return str(await self._call("start_flow", flow_type, flow_id, input, options))
 
     async def invoke_rpc(
         self,

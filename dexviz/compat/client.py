@@ -73,9 +73,9 @@ class ClientCore:
             raise RuntimeError(f"this {type(self).__name__} is closed")
         return self._lease.engine()
 
-    def check_flow(self, flow: Any) -> None:
-        """Raise FlowDefinitionError unless ``flow`` is registered in this Client's Registry."""
-        self.registry.definition(flow)
+    def check_flow(self, flow: Any) -> str:
+        """The Flow type of ``flow``; FlowDefinitionError unless this Client's Registry has it."""
+        return self.registry.definition(flow).flow_type
 
     def check_rpc(self, rpc_method: Any) -> None:
         """Raise FlowDefinitionError unless ``rpc_method`` is bound to a registered Flow."""
@@ -147,8 +147,9 @@ class Client(ClientCore):
         options: StartFlowOptions | None = None,
     ) -> str:
         """Start a run of the registered ``flow`` under ``flow_id``; return its run id."""
-        self.check_flow(flow)
-        return str(self._call("start_flow", flow, flow_id, input, options))
+        # Like Dex's client, send the type: the Worker's Registry resolves it by name.
+        flow_type = self.check_flow(flow)
+        return str(self._call("start_flow", flow_type, flow_id, input, options))
 
     def invoke_rpc(
         self,

@@ -21,7 +21,12 @@ from dexviz.engine.search import search
 from dexviz.engine.state import Phase
 from dexviz.sdk.attribute import AttributeMap
 from dexviz.sdk.attribute_match import AttributeMatch
-from dexviz.sdk.errors import FlowNotActiveError, LongPollTimeoutError, WaitHandlerTimeoutError
+from dexviz.sdk.errors import (
+    FlowNotActiveError,
+    LongPollTimeoutError,
+    RequestTimeoutError,
+    WaitHandlerTimeoutError,
+)
 from dexviz.sdk.flow_options import (
     FlowConfig,
     StartFlowOptions,
@@ -278,7 +283,11 @@ class Client:
             )
 
     def wait_for_attribute_match(self, flow_id: str, attribute: Any, *args: Any) -> Any:
-        """Wait until the Attribute matches (``[instance,] match, timeout``); return its value."""
+        """Wait until the Attribute matches (``[instance,] match, timeout``); return its value.
+
+        Raises LongPollTimeoutError when a plain timeout passes first, RequestTimeoutError when
+        a ``WaitForAttributeOptions`` budget does.
+        """
         instance, match, timeout = _match_args(attribute, args)
         self._call(lambda: operations.active_run(self._rt, flow_id, "wait_for_attribute_match"))
         key = attribute.physical_name(instance)
@@ -292,8 +301,11 @@ class Client:
             return False
 
         if not self._wait(matched, timeout):
+            # A plain timeout is a long poll that ran out, as in wait_for_flow; a 1.23
+            # WaitForAttributeOptions budget ends as that SDK's RequestTimeoutError.
+            budget = hasattr(timeout, "request_timeout")
             raise service_error(
-                WaitHandlerTimeoutError,
+                RequestTimeoutError if budget else LongPollTimeoutError,
                 f"Attribute {key!r} did not match {match.op} {match.operand!r}",
                 flow_id=flow_id,
                 operation="wait_for_attribute_match",

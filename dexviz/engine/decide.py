@@ -257,12 +257,8 @@ class Decisions(Closing):
         if recovery is not None:
             self.announce(run, recovery, "recovery")
             return
-        where = self._rt.invoker.where(run, ex, "execute")
-        self.fail_flow_worker(
-            run,
-            ex,
-            f"{where} failed after {ex.attempt} attempt(s): {info.error_type}: {info.detail}",
-        )
+        # Dex reports the handler's own message; StepExecuteFailed above keeps the context.
+        self.fail_flow_worker(run, ex, info.detail)
 
     def fail_flow_worker(self, run: FlowRun, ex: Execution, message: str) -> None:
         """A method failed with no route: the Flow fails with WORKER_API_FAILED (R108, R109)."""

@@ -44,9 +44,13 @@ def service_error(cls: type[E], detail: str, *, flow_id: str | None, operation: 
 def worker_error(
     detail: str, *, flow_id: str, operation: str, error_type: str, error_detail: str
 ) -> WorkerInvocationError:
-    """The error a caller gets when an RPC handler raised (R116, R124)."""
+    """The error a caller gets when an RPC handler raised (R116, R124).
+
+    Dex reports a handler's own failure as FAILED_PRECONDITION / WORKER_API_ERROR, carrying the
+    handler's exception type and message.
+    """
     return WorkerInvocationError(
-        StatusCode["INTERNAL"],
+        StatusCode["FAILED_PRECONDITION"],
         ErrorSubStatus.WORKER_API_ERROR,
         detail,
         operation,

@@ -333,9 +333,8 @@ class Invoker:
             ex.recovery_error = info
             self.start_method_soon(run, ex, "execute")
             return
-        where = self.where(run, ex, "wait_for")
-        message = f"{where} failed after {ex.attempt} attempt(s): {info.error_type}: {info.detail}"
-        rt.decisions.fail_flow_worker(run, ex, message)
+        # Dex reports the handler's own message; StepWaitForFailed above keeps the context.
+        rt.decisions.fail_flow_worker(run, ex, info.detail)
 
 
 def _checked_retry_after(error: RetryAfterError, where: str) -> BaseException:

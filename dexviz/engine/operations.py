@@ -89,6 +89,12 @@ def get_attribute(rt: Runtime, flow_id: str, attribute: Any, *args: Any) -> Any:
     """Read an Attribute of the current or latest run; None when unset (R75, R158)."""
     run = existing_run(rt, flow_id, "get_attribute")
     instance, _ = _split(attribute, args, "get_attribute")
+    if run.definition.attributes.get(str(getattr(attribute, "name", ""))) != attribute:
+        # An undeclared Attribute would read as "unset" forever; say what is wrong instead.
+        raise ValueError(
+            f"get_attribute: Flow {run.flow_type!r} does not declare Attribute "
+            f"{getattr(attribute, 'name', attribute)!r} in its persistence schema"
+        )
     value = run.attributes.get(attribute.physical_name(instance))
     return (
         None

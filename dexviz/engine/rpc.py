@@ -62,6 +62,11 @@ def invoke_rpc(
     under the lock in one step, so a slow RPC never stalls the engine.
     """
     with rt.lock:
+        if flow_id not in rt.runs:
+            # Dex reports a Flow id with no run as not active, as publish does (R156).
+            raise service_error(
+                FlowNotActiveError, "the Flow is not found", flow_id=flow_id, operation="invoke_rpc"
+            )
         run = existing_run(rt, flow_id, "invoke_rpc")
         rpc = find_rpc(run, method)
         if run.closing and run.status is FlowStatus.RUNNING:

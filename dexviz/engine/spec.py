@@ -61,10 +61,19 @@ def _type_label(value_type: Any) -> str:
     return str(value_type).replace("typing.", "")
 
 
-def check_flow_id(flow_id: str) -> None:
-    """Reject an empty Flow id or one with ``/``, ``$`` or ``:`` (R9)."""
+def check_flow_id(flow_id: str, *, generated: bool = False) -> None:
+    """Reject an empty Flow id or one with ``/``, ``$`` or ``:`` (R9).
+
+    The ``SubFlow:`` prefix is reserved for the child ids the engine generates (R131); a client
+    that chose one could pre-start a child that a parent would then adopt.
+    """
     if not isinstance(flow_id, str) or not flow_id:
         raise ValueError(f"a Flow id must be a non-empty string, got {flow_id!r}")
+    if flow_id.startswith("SubFlow:") and not generated:
+        raise ValueError(
+            f"Flow id {flow_id!r} is reserved: the 'SubFlow:' prefix names the child Flows "
+            "that SubFlow conditions start (R9, R131)"
+        )
     bad = [c for c in "/$:" if c in flow_id and not flow_id.startswith("SubFlow:")]
     if bad:
         raise ValueError(f"Flow id {flow_id!r} must not contain {' or '.join(bad)} (R9)")

@@ -30,12 +30,21 @@ class Starts:
 
     # -- starting -------------------------------------------------------------------------
     def start_flow(
-        self, flow: Any, flow_id: str, input: Any, options: StartFlowOptions | None
+        self,
+        flow: Any,
+        flow_id: str,
+        input: Any,
+        options: StartFlowOptions | None,
+        *,
+        generated: bool = False,
     ) -> str:
-        """Create a run of a registered Flow and queue its start Step (R2, R3, R153)."""
+        """Create a run of a registered Flow and queue its start Step (R2, R3, R153).
+
+        ``generated`` is True only for the engine's own child ids (``SubFlow:...``, R131).
+        """
         definition = self._rt.registry.definition(flow)
         options = options or StartFlowOptions()
-        check_flow_id(flow_id)
+        check_flow_id(flow_id, generated=generated)
         existing = self._rt.runs.get(flow_id)
         if existing is not None:
             return self._reuse(existing, definition, flow_id, input, options)
@@ -57,6 +66,9 @@ class Starts:
         ):
             return existing.run_id
         policy = options.id_reuse_policy.name
+        if policy == "DEFAULT":
+            # The server resolves an unspecified policy to allow-if-not-running (R140).
+            policy = "ALLOW_IF_NOT_RUNNING"
         running = existing.status is FlowStatus.RUNNING
         allowed = (
             (policy == "ALLOW_IF_NOT_RUNNING" and not running)

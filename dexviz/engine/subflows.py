@@ -62,7 +62,7 @@ class SubFlows:
                 if instance is None
                 else start.with_attribute(attribute, instance, value)
             )
-        rt.start_flow(condition.flow, child_id, condition.input, start)
+        rt.starts.start_flow(condition.flow, child_id, condition.input, start, generated=True)
 
     def is_done(self, ex: Execution, condition: SubFlowCondition) -> bool:
         """Whether the condition's child has reached any terminal status (R132)."""

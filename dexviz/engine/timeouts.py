@@ -80,11 +80,17 @@ class FlowTimeouts:
         timeout = options.timeout
         if timeout is None or timeout.total_seconds() <= 0:
             resolve_timeout_policy(
-                timeout, options.timeout_policy, run.definition.has_timeout_handler
+                timeout,
+                options.timeout_policy,
+                run.definition.has_timeout_handler,
+                flow_type=run.flow_type,
             )
             return {"timeout_s": None, "timeout_policy": None}
         policy = resolve_timeout_policy(
-            timeout, options.timeout_policy, run.definition.has_timeout_handler
+            timeout,
+            options.timeout_policy,
+            run.definition.has_timeout_handler,
+            flow_type=run.flow_type,
         )
         self._policies[run.run_id] = policy
         due = self._rt.now() + int(timeout.total_seconds() * 1e9)

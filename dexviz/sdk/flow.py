@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
@@ -20,6 +20,19 @@ if TYPE_CHECKING:
 StartT = TypeVar("StartT")
 O = TypeVar("O")  # noqa: E741
 F = TypeVar("F", bound=Callable[..., Any])
+
+
+@dataclass(frozen=True)
+class StepDefinition:
+    """One entry of a StepList, as Dex's SDK iterates it: the Step and whether it starts the Flow.
+
+    Attributes:
+        step: The Step instance.
+        is_start_step: True for the Step that receives ``start_flow``'s input.
+    """
+
+    step: Step[Any]
+    is_start_step: bool
 
 
 class _StartStep:
@@ -59,6 +72,13 @@ class StepList(Generic[StartT]):
     def all_steps(self) -> tuple[Step[Any], ...]:
         """The start Step(s) first, then the others, in declaration order."""
         return self.start + self.others
+
+    def __iter__(self) -> Iterator[StepDefinition]:
+        """Yield each Step's definition (``.step``, ``.is_start_step``) in registration order."""
+        for step in self.start:
+            yield StepDefinition(step, True)
+        for step in self.others:
+            yield StepDefinition(step, False)
 
 
 @dataclass(frozen=True)

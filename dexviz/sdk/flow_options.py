@@ -69,8 +69,9 @@ class IdReusePolicy(Enum):
     """Whether ``start_flow`` may reuse a Flow ID that already has runs (R140).
 
     Attributes:
-        DEFAULT: Reject any Flow ID that already has a run, active or closed (R140, the
-            newest Dex docs; the 0.2 server allowed reuse after close — see ambiguity A3).
+        DEFAULT: The server's own policy, allow-if-not-running: an active run rejects the
+            start, a closed one lets a new run start (R140 as corrected; a doc revision that
+            says "reject any used ID" contradicts the server's code).
         ALLOW_IF_PREVIOUS_FAILED: Start only if the previous run did not complete.
         ALLOW_IF_NOT_RUNNING: Start if no run is active.
         ALLOW_TERMINATE_IF_RUNNING: Terminate an active run, then start.
@@ -125,12 +126,17 @@ def resolve_timeout_policy(
     flow = f"Flow {flow_type!r}" if flow_type else "the Flow"
     if timeout is None or timeout <= timedelta(0):
         if policy is not FlowTimeoutPolicy.DEFAULT:
-            raise ValueError(f"timeout_policy {policy.name} needs a positive timeout ({flow})")
+            raise ValueError(
+                f"Flow timeout policy requires a positive timeout (timeout_policy {policy.name}, "
+                f"{flow})"
+            )
         return FlowTimeoutPolicy.DEFAULT
     if policy is FlowTimeoutPolicy.DEFAULT:
         return FlowTimeoutPolicy.HANDLER if has_handler else FlowTimeoutPolicy.FAIL
     if policy is FlowTimeoutPolicy.HANDLER and not has_handler:
-        raise ValueError(f"timeout_policy HANDLER needs {flow} to override handle_timeout")
+        # Dex's wording, which users match on.
+        name = flow_type or "(unnamed)"
+        raise ValueError(f"Flow {name} has no handle_timeout override")
     return policy
 
 
@@ -175,7 +181,8 @@ def _check_timeout(owner: str, options: StartFlowOptions | SubFlowOptions) -> No
     positive = options.timeout is not None and options.timeout > timedelta(0)
     if not positive and options.timeout_policy is not FlowTimeoutPolicy.DEFAULT:
         raise ValueError(
-            f"{owner}.timeout_policy {options.timeout_policy.name} needs a positive timeout"
+            "Flow timeout policy requires a positive timeout "
+            f"({owner}.timeout_policy {options.timeout_policy.name})"
         )
     if options.timeout_handler_options is not None:
         if not positive or options.timeout_policy in (

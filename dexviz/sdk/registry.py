@@ -64,12 +64,11 @@ class Registry:
             found = matches[0] if len(matches) == 1 else None
         else:
             found = self._by_id.get(id(flow))
-            if found is None and isinstance(flow, Flow):
-                candidate = self._by_type.get(flow.get_flow_type())
-                found = (
-                    candidate
-                    if candidate is not None and type(candidate.flow) is type(flow)
-                    else None
+            if found is None and isinstance(flow, Flow) and flow.get_flow_type() in self._by_type:
+                # Registration is per instance, as in Dex's SDK (its wording, users match on it).
+                raise FlowDefinitionError(
+                    f"Flow instance is not registered: {flow.get_flow_type()} (another instance "
+                    "of this Flow type is the registered one)"
                 )
         if found is None:
             name = flow if isinstance(flow, str) else repr(flow)

@@ -54,6 +54,7 @@ from dexviz import (
     graceful_complete,
 )
 from dexviz.sdk.attribute_match import AttributeMatch
+from dexviz.sdk.errors import RequestTimeoutError
 from tests.engine.flows_live import (
     MODES,
     SOON,
@@ -744,14 +745,38 @@ def test_r160_wait_for_attribute_match_returns_the_matching_value(mode: str) -> 
     assert (value, score) == (7, 8)
 
 
-def test_r160_wait_for_attribute_match_times_out_with_wait_handler_timeout(mode: str) -> None:
+def test_r160_attribute_waits_time_out_with_long_poll_timeout(mode: str) -> None:
+    """A plain timeout ends as LongPollTimeoutError, like wait_for_flow (issue 16, behaviour 3).
+
+    Dex's SDK 1.23 re-polls on LONG_POLL_TIMEOUT and raises RequestTimeoutError when the
+    WaitForAttributeOptions.request_timeout budget runs out; that form follows the SDK.
+    """
     flow = LFlow("Later", SetLater(), [ParkOnGo()], SCHEMA)
     with engine_in([flow], mode) as engine:
         client = engine.client()
         client.start_flow(flow, "f", 7)
-        with pytest.raises(WaitHandlerTimeoutError) as caught:
+        with pytest.raises(LongPollTimeoutError) as caught:
             client.wait_for_attribute_match("f", NOTE, AttributeMatch.equal_to("x"), ONE_S)
-    assert caught.value.sub_status is ErrorSubStatus.WAIT_HANDLER_TIMEOUT
+        with pytest.raises(LongPollTimeoutError):
+            client.wait_for_attribute_equal("f", NOTE, "x", ONE_S)
+        with pytest.raises(RequestTimeoutError):
+            budget = WaitForAttributeOptions(request_timeout=ONE_S)
+            client.wait_for_attribute_match("f", NOTE, AttributeMatch.equal_to("x"), budget)
+    assert caught.value.sub_status is ErrorSubStatus.LONG_POLL_TIMEOUT
+
+
+def test_r160_async_client_attribute_waits_time_out_with_long_poll_timeout(mode: str) -> None:
+    """The AsyncClient raises the same LongPollTimeoutError (issue 16, behaviour 3)."""
+    flow = LFlow("Later", SetLater(), [ParkOnGo()], SCHEMA)
+    with engine_in([flow], mode) as engine:
+        engine.client().start_flow(flow, "f", 7)
+
+        async def wait() -> None:
+            client = engine.async_client()
+            await client.wait_for_attribute_equal("f", NOTE, "x", ONE_S)
+
+        with pytest.raises(LongPollTimeoutError):
+            asyncio.run(wait())
 
 
 def test_r160_attribute_waits_need_an_active_flow_and_a_match(mode: str) -> None:

@@ -169,8 +169,11 @@ def test_go_to_unregistered_step_fails_the_flow_naming_flow_execution_and_target
     run = simulate(AdHocFlow("AstrayFlow", GoesAstray(NO_RETRY)), 1)
     assert run.result.status is FlowStatus.FAILED
     assert run.result.error_type is FlowErrorType.WORKER_API_FAILED
+    # The Flow's message is the error's own (issue 16, behaviour 2); the history names the
+    # execution that failed.
     message = run.result.error_message or ""
-    assert "AstrayFlow" in message and "GoesAstray-1" in message and "Unlisted" in message
+    assert "AstrayFlow" in message and "Unlisted" in message
+    assert of_kind(run.history, EventKind.STEP_EXECUTE_FAILED)[0].execution_id == "GoesAstray-1"
     assert failed_attempts(run.history)[0]["reason"] == "invalid_result"
     assert execution_ids(run.history) == ["GoesAstray-1"]
 
@@ -224,8 +227,8 @@ def test_invalid_handler_result_fails_the_attempt(step: type[Step[int]], method:
     assert payload["reason"] == "invalid_result"
     assert "ResultFlow" in payload["error_message"] and step.__name__ in payload["error_message"]
     assert run.result.error_type is FlowErrorType.WORKER_API_FAILED
-    assert "ResultFlow" in (run.result.error_message or "")
-    assert f"{step.__name__}-1" in (run.result.error_message or "")
+    assert run.result.error_message == payload["error_message"]
+    assert failures[0].execution_id == f"{step.__name__}-1"
 
 
 # -- any_combination_of without condition ids ----------------------------------------------

@@ -195,9 +195,10 @@ def test_r136_timeout_policies_are_checked_at_start(mode: str) -> None:
     flow = Timed()
     with engine_in([flow], mode) as engine:
         client = engine.client()
-        with pytest.raises(ValueError, match="HANDLER needs"):
+        # Dex's own wording, which users match on (issue 16, behaviour 12).
+        with pytest.raises(ValueError, match="^Flow Timed has no handle_timeout override$"):
             client.start_flow(flow, "t", 1, timeout(FlowTimeoutPolicy.HANDLER))
-        with pytest.raises(ValueError, match="needs a positive timeout"):
+        with pytest.raises(ValueError, match="^Flow timeout policy requires a positive timeout"):
             StartFlowOptions(timeout_policy=FlowTimeoutPolicy.FAIL)
         client.start_flow(flow, "u", 1, timeout())  # DEFAULT without a handler = FAIL
         started = of_kind(engine.history("u"), EventKind.FLOW_STARTED_OR_CONTINUED)[0]
@@ -327,7 +328,8 @@ def closed_as(engine: Engine, flow: Timed, flow_id: str, how: str) -> str:
     ("policy", "previous", "allowed"),
     [
         (IdReusePolicy.DEFAULT, "running", False),
-        (IdReusePolicy.DEFAULT, "completed", False),
+        (IdReusePolicy.DEFAULT, "completed", True),
+        (IdReusePolicy.DEFAULT, "failed", True),
         (IdReusePolicy.ALLOW_IF_NOT_RUNNING, "running", False),
         (IdReusePolicy.ALLOW_IF_NOT_RUNNING, "completed", True),
         (IdReusePolicy.ALLOW_IF_PREVIOUS_FAILED, "completed", False),
@@ -339,6 +341,7 @@ def closed_as(engine: Engine, flow: Timed, flow_id: str, how: str) -> str:
 def test_r140_id_reuse_policy(
     mode: str, policy: IdReusePolicy, previous: str, allowed: bool
 ) -> None:
+    """R140 as corrected on 2026-12-01: DEFAULT is the server's allow-if-not-running."""
     flow = Timed()
     with engine_in([flow], mode) as engine:
         client = engine.client()
@@ -359,18 +362,25 @@ def test_r140_id_reuse_policy(
 
 
 def test_r140_a_matching_request_id_returns_the_existing_run(mode: str) -> None:
+    """R140 as corrected: DEFAULT lets a closed id start again, so DISALLOW shows the check."""
     flow = Timed()
+    never = IdReusePolicy.DISALLOW
     with engine_in([flow], mode) as engine:
         client = engine.client()
         first = client.start_flow(flow, "x", 1, StartFlowOptions(request_id="r1"))
         client.stop_flow("x")
-        retry = StartFlowOptions(request_id="r1", ignore_already_started=True)
+        retry = StartFlowOptions(
+            request_id="r1", ignore_already_started=True, id_reuse_policy=never
+        )
         assert client.start_flow(flow, "x", 1, retry) == first
-        other = StartFlowOptions(request_id="r2", ignore_already_started=True)
+        other = StartFlowOptions(
+            request_id="r2", ignore_already_started=True, id_reuse_policy=never
+        )
         with pytest.raises(FlowAlreadyStartedError):
             client.start_flow(flow, "x", 1, other)
         with pytest.raises(FlowAlreadyStartedError):
-            client.start_flow(flow, "x", 1, StartFlowOptions(request_id="r1"))
+            again = StartFlowOptions(request_id="r1", id_reuse_policy=never)
+            client.start_flow(flow, "x", 1, again)
         assert engine.history("x").run_ids == (first,)
 
 

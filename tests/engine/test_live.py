@@ -529,9 +529,13 @@ def test_r108_a_live_handler_error_fails_the_flow_with_worker_api_failed() -> No
         client = engine.client()
         client.start_flow(flow, "x", 1)
         result = client.wait_for_flow("x", SOON)
+        failed = of_kind(engine.history("x"), EventKind.STEP_EXECUTE_FAILED)
     assert result.status is FlowStatus.FAILED
     assert result.error_type is FlowErrorType.WORKER_API_FAILED
-    assert "KeyError" in (result.error_message or "")
+    # The message is the handler's own, str(KeyError(...)) as Dex reports it; the type is in
+    # the history (issue 16, behaviour 2).
+    assert result.error_message == "'no such order'"
+    assert failed[0].payload["error_type"] == "builtins.KeyError"
 
 
 # -- closing -----------------------------------------------------------------------------------

@@ -20,7 +20,6 @@ from dexviz import (
     EventKind,
     FlowDefinitionError,
     FlowNotActiveError,
-    FlowNotFoundError,
     FlowStatus,
     RequestTimeoutError,
     RPCInvokeOptions,
@@ -560,7 +559,8 @@ def test_r156_invoke_rpc_needs_a_known_flow_and_an_rpc_method(mode: str) -> None
     with engine_in([flow], mode) as engine:
         client = engine.client()
         started(engine, flow)
-        with pytest.raises(FlowNotFoundError):
+        # Dex reports a Flow id with no run as not active (issue 16, behaviour 6).
+        with pytest.raises(FlowNotActiveError):
             client.invoke_rpc(flow.read, "nobody")
         with pytest.raises(FlowDefinitionError, match="not an @rpc"):
             client.invoke_rpc(flow.get_steps, "a")

@@ -97,15 +97,16 @@ def test_r136_resolve_timeout_policy(
 
 
 def test_r136_invalid_timeout_policies_are_errors_naming_the_flow() -> None:
-    with pytest.raises(
-        ValueError, match="timeout_policy HANDLER needs Flow 'Orders' to override handle_timeout"
-    ):
+    """Dex's wording first (users match on it), then what dexviz adds (issue 16, behaviour 12)."""
+    with pytest.raises(ValueError, match="^Flow Orders has no handle_timeout override$"):
         resolve_timeout_policy(S, FlowTimeoutPolicy.HANDLER, False, flow_type="Orders")
     with pytest.raises(
-        ValueError, match=r"timeout_policy CANCEL needs a positive timeout \(the Flow\)"
+        ValueError,
+        match=r"^Flow timeout policy requires a positive timeout "
+        r"\(timeout_policy CANCEL, the Flow\)",
     ):
         resolve_timeout_policy(None, FlowTimeoutPolicy.CANCEL, True)
-    with pytest.raises(ValueError, match="needs a positive timeout"):
+    with pytest.raises(ValueError, match="requires a positive timeout"):
         resolve_timeout_policy(timedelta(0), FlowTimeoutPolicy.FAIL, False)
 
 
@@ -167,7 +168,7 @@ def test_with_attribute_rejects_bad_arguments(
         (
             {"timeout_policy": FlowTimeoutPolicy.CANCEL},
             ValueError,
-            "timeout_policy CANCEL needs a positive timeout",
+            "Flow timeout policy requires a positive timeout",
         ),
         ({"timeout": timedelta(milliseconds=500)}, ValueError, "timeout must be whole seconds"),
         ({"start_delay": -S}, ValueError, "start_delay must be whole seconds"),

@@ -30,8 +30,9 @@ def token_consumption(events: History) -> int:
 
 def started_engine(reviewers: int = 3, seed: int = 0) -> dexviz.Engine:
     """A simulation Engine in which ContractEditFlow ``flow-1`` was started, nothing run yet."""
-    engine = dexviz.Engine([ContractEditFlow()], seed=seed)
-    engine.client().start_flow(ContractEditFlow(), "flow-1", sample_edits(reviewers))
+    flow = ContractEditFlow()
+    engine = dexviz.Engine([flow], seed=seed)
+    engine.client().start_flow(flow, "flow-1", sample_edits(reviewers))
     return engine
 
 

@@ -1,0 +1,253 @@
+"""Dex fidelity: where a Flow debugged here must behave as on a Dex server (issue 16).
+
+Each test is named after the behaviour it proves and runs in both modes where the behaviour
+applies. Where Dex's documentation and its Python SDK disagree, the SDK wins and the test's
+docstring says so.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+import pytest
+
+from dexviz import (
+    Attribute,
+    Context,
+    FlowDefinitionError,
+    FlowErrorType,
+    FlowNotActiveError,
+    FlowStatus,
+    FlowTimeoutPolicy,
+    IdReusePolicy,
+    RPCResult,
+    StartFlowOptions,
+    Step,
+    StepDecision,
+    StepList,
+    Timer,
+    Wait,
+    go_to_many,
+    go_to_multi,
+    graceful_complete,
+    rpc,
+)
+from dexviz.sdk.errors import (
+    ErrorSubStatus,
+    FlowAlreadyStartedError,
+    FlowNotActiveOrNotFoundError,
+    StatusCode,
+    WorkerInvocationError,
+)
+from tests.engine.flows_live import MODES, NO_RETRY, SOON, LFlow, engine_in, waiting
+
+NOTE = Attribute("note", str)
+OTHER = Attribute("other", str)
+
+
+@pytest.fixture(params=MODES)
+def mode(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+class FailsExecute(Step[int]):
+    """Its Execute raises the user's own message once (no retries)."""
+
+    def get_step_options(self) -> Any:
+        return NO_RETRY
+
+    def execute(self, context: Context, n: int) -> StepDecision:
+        raise RuntimeError(f"expected execute failure {n}")
+
+
+class FailsWaitFor(FailsExecute):
+    """Its WaitFor raises the user's own message once (no retries)."""
+
+    def wait_for(self, context: Context, n: int) -> Wait:
+        raise RuntimeError(f"expected wait failure {n}")
+
+
+class Done(Step[int]):
+    """Completes at once with its input."""
+
+    def execute(self, context: Context, n: int) -> StepDecision:
+        return graceful_complete(n)
+
+
+class Parks(Step[int]):
+    """Waits for an hour, then completes."""
+
+    def wait_for(self, context: Context, n: int) -> Wait:
+        return Wait.until(Timer.by_duration(timedelta(hours=1)))
+
+    def execute(self, context: Context, n: int) -> StepDecision:
+        return graceful_complete(n)
+
+
+class Refusal(Exception):
+    """The user's own RPC failure."""
+
+
+class Desk(LFlow):
+    """A waiting Flow with an RPC that fails with the user's exception."""
+
+    def __init__(self) -> None:
+        super().__init__("Desk", Parks(), (), [NOTE])
+
+    @rpc
+    def refuse(self, context: Context, n: int) -> RPCResult[int]:
+        NOTE.set(context, "never")
+        raise Refusal(f"not today ({n})")
+
+
+# -- 2: the Flow's error message is the user's message ------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("step", "message"),
+    [(FailsWaitFor, "expected wait failure 2"), (FailsExecute, "expected execute failure 2")],
+)
+def test_flow_result_error_message_is_the_handlers_own_message(
+    mode: str, step: type[Step[int]], message: str
+) -> None:
+    flow = LFlow("Failing", step())
+    with engine_in([flow], mode) as engine:
+        client = engine.client()
+        client.start_flow(flow, "f", 2)
+        result = client.wait_for_flow("f", SOON)
+    assert result.status is FlowStatus.FAILED
+    assert result.error_type is FlowErrorType.WORKER_API_FAILED
+    assert result.error_message == message
+
+
+# -- 4: registration is per instance ------------------------------------------------------------
+
+
+def test_start_flow_with_another_instance_of_a_registered_flow_is_refused(mode: str) -> None:
+    """The SDK's wording is ``Flow instance is not registered: <type>`` (flow.py, 1.23)."""
+    flow = LFlow("Single", Done())
+    twin = LFlow("Single", Done())
+    with engine_in([flow], mode) as engine:
+        client = engine.client()
+        with pytest.raises(FlowDefinitionError, match="^Flow instance is not registered: Single"):
+            client.start_flow(twin, "f", 1)
+        client.start_flow(flow, "f", 1)
+        assert client.wait_for_flow("f", SOON).status is FlowStatus.COMPLETED
+
+
+# -- 5, 6: RPC errors ---------------------------------------------------------------------------
+
+
+def test_rpc_user_error_is_a_worker_invocation_error_failed_precondition(mode: str) -> None:
+    flow = Desk()
+    with engine_in([flow], mode) as engine:
+        client = engine.client()
+        client.start_flow(flow, "d", 1)
+        waiting(engine, "d", "Parks-1")
+        with pytest.raises(WorkerInvocationError) as caught:
+            client.invoke_rpc(flow.refuse, "d", 3)
+        assert client.get_attribute("d", NOTE) is None
+    error = caught.value
+    assert error.code is StatusCode.FAILED_PRECONDITION
+    assert error.code.name == "FAILED_PRECONDITION"
+    assert error.sub_status is ErrorSubStatus.WORKER_API_ERROR
+    assert error.worker_error_type == f"{__name__}.Refusal"
+    assert error.worker_error_detail == "not today (3)"
+
+
+def test_invoke_rpc_on_a_flow_id_without_a_run_raises_flow_not_active(mode: str) -> None:
+    """Dex's scalable-parallel pattern catches this to start the missing Flow, then retries."""
+    flow = Desk()
+    with engine_in([flow], mode) as engine:
+        client = engine.client()
+        with pytest.raises(FlowNotActiveError) as caught:
+            client.invoke_rpc(flow.refuse, "missing", 1)
+        client.start_flow(flow, "missing", 1)
+        waiting(engine, "missing", "Parks-1")
+        with pytest.raises(WorkerInvocationError):
+            client.invoke_rpc(flow.refuse, "missing", 1)
+    assert isinstance(caught.value, FlowNotActiveOrNotFoundError)
+    assert caught.value.sub_status is ErrorSubStatus.FLOW_NOT_EXISTS
+
+
+# -- 11: StepList is iterable -------------------------------------------------------------------
+
+
+def test_step_list_iterates_definitions_with_step_and_is_start_step() -> None:
+    first, second, third = Done(), Parks(), FailsExecute()
+    steps = StepList.start_step(first).other_steps(second, third)
+    assert [(d.step, d.is_start_step) for d in steps] == [
+        (first, True),
+        (second, False),
+        (third, False),
+    ]
+    assert [d.is_start_step for d in StepList.without_start_step(second)] == [False]
+    assert list(StepList.empty()) == []
+
+
+# -- 12: Dex's wording --------------------------------------------------------------------------
+
+
+def test_validation_errors_use_dex_wording() -> None:
+    """Dex raises ``go_to_many requires a movement`` when it maps the decision; dexviz raises
+    the same words when the decision is built, so the attempt fails either way. The SDK (both
+    1.23 and 0.13) says ``go_to_many`` for its older alias too; dexviz follows the SDK."""
+    with pytest.raises(ValueError, match="^go_to_many requires a movement$"):
+        go_to_many()
+    with pytest.raises(ValueError, match="requires a movement"):
+        go_to_multi()
+    with pytest.raises(ValueError, match="^Flow timeout policy requires a positive timeout"):
+        StartFlowOptions(timeout_policy=FlowTimeoutPolicy.CANCEL)
+
+
+def test_handler_policy_without_handler_uses_dex_wording(mode: str) -> None:
+    flow = LFlow("NoHandler", Parks())
+    options = StartFlowOptions(
+        timeout=timedelta(seconds=5), timeout_policy=FlowTimeoutPolicy.HANDLER
+    )
+    with engine_in([flow], mode) as engine:
+        with pytest.raises(ValueError, match="^Flow NoHandler has no handle_timeout override$"):
+            engine.client().start_flow(flow, "f", 1, options)
+
+
+# -- 13: Flow ids and undeclared Attributes -----------------------------------------------------
+
+
+def test_subflow_prefix_is_refused_in_client_chosen_flow_ids(mode: str) -> None:
+    flow = LFlow("Child", Done())
+    with engine_in([flow], mode) as engine:
+        client = engine.client()
+        with pytest.raises(ValueError, match="'SubFlow:' prefix"):
+            client.start_flow(flow, "SubFlow:parent-Wait-1-0", 1)
+        with pytest.raises(ValueError, match="reserved"):
+            client.start_flow(flow, "SubFlow:x", 1)
+
+
+def test_get_attribute_of_an_undeclared_attribute_raises_a_clear_error(mode: str) -> None:
+    flow = LFlow("Declares", Parks(), (), [NOTE])
+    with engine_in([flow], mode) as engine:
+        client = engine.client()
+        client.start_flow(flow, "f", 1)
+        assert client.get_attribute("f", NOTE) is None
+        with pytest.raises(ValueError, match="'Declares' does not declare Attribute 'other'"):
+            client.get_attribute("f", OTHER)
+
+
+# -- 14: IdReusePolicy.DEFAULT is allow-if-not-running ------------------------------------------
+
+
+def test_id_reuse_default_allows_a_closed_id_and_rejects_an_active_one(mode: str) -> None:
+    """R140 as corrected: the server maps an unspecified policy to ALLOW_IF_NOT_RUNNING."""
+    flow = LFlow("Reused", Parks())
+    assert StartFlowOptions().id_reuse_policy is IdReusePolicy.DEFAULT
+    with engine_in([flow], mode) as engine:
+        client = engine.client()
+        first = client.start_flow(flow, "r", 1)
+        with pytest.raises(FlowAlreadyStartedError):
+            client.start_flow(flow, "r", 2)
+        client.stop_flow("r")
+        second = client.start_flow(flow, "r", 2)
+        info = client.describe_flow("r")
+    assert second != first
+    assert (info.run_id, info.status) == (second, FlowStatus.RUNNING)
