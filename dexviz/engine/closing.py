@@ -154,6 +154,8 @@ class Closing:
                 ],
                 "error_type": error_type.name if error_type else None,
                 "error_message": message,
+                # Only a Step failure that failed the Flow has one (other histories unchanged).
+                **({"failure": run.failure} if run.failure is not None else {}),
             },
         )
         rt.flow_closed(run)

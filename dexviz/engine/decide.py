@@ -257,14 +257,20 @@ class Decisions(Closing):
         if recovery is not None:
             self.announce(run, recovery, "recovery")
             return
-        # Dex reports the handler's own message; StepExecuteFailed above keeps the context.
-        self.fail_flow_worker(run, ex, info.detail)
+        self.fail_flow_worker(run, ex, info)
 
-    def fail_flow_worker(self, run: FlowRun, ex: Execution, message: str) -> None:
-        """A method failed with no route: the Flow fails with WORKER_API_FAILED (R108, R109)."""
+    def fail_flow_worker(self, run: FlowRun, ex: Execution, info: RecoveryErrorInfo) -> None:
+        """A method failed with no route: the Flow fails with WORKER_API_FAILED (R108, R109).
+
+        The Flow's error message is the handler's own, as Dex reports it; which execution
+        failed, how and after how many attempts is kept as the result's ``failure``.
+        """
+        where = self._rt.invoker.where(run, ex, ex.method)
+        tried = f"failed after {ex.attempt} attempt(s)"
+        run.failure = f"{where} {tried}: {info.error_type}: {info.detail}"
         if ex.active:
             self.finish(run, ex, Phase.DONE)
-        self.close(run, FlowStatus.FAILED, FlowErrorType.WORKER_API_FAILED, message)
+        self.close(run, FlowStatus.FAILED, FlowErrorType.WORKER_API_FAILED, info.detail)
 
 
 def decision_values(

@@ -333,8 +333,7 @@ class Invoker:
             ex.recovery_error = info
             self.start_method_soon(run, ex, "execute")
             return
-        # Dex reports the handler's own message; StepWaitForFailed above keeps the context.
-        rt.decisions.fail_flow_worker(run, ex, info.detail)
+        rt.decisions.fail_flow_worker(run, ex, info)
 
 
 def _checked_retry_after(error: RetryAfterError, where: str) -> BaseException:

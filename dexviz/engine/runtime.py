@@ -311,7 +311,7 @@ class Runtime:
             return FlowResult(FlowStatus.RUNNING, ())
         if run.status is FlowStatus.COMPLETED:
             return FlowResult(FlowStatus.COMPLETED, tuple(run.completions))
-        return FlowResult(run.status, (), run.error_type, run.error_message)
+        return FlowResult(run.status, (), run.error_type, run.error_message, run.failure)
 
 
 def find_timer(ex: Execution, timer_id: Any) -> Any:

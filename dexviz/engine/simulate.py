@@ -55,7 +55,7 @@ class SimulationRun:
         result = self.result
         if result.status.name in ("COMPLETED", "RUNNING", "CONTINUED_AS_NEW"):
             return None
-        return result.error_message or (
+        return result.failure or result.error_message or (
             result.error_type.name if result.error_type is not None else None
         )
 

@@ -137,6 +137,7 @@ class FlowRun:
     status: FlowStatus = FlowStatus.RUNNING
     error_type: FlowErrorType | None = None
     error_message: str | None = None
+    failure: str | None = None
     attributes: dict[str, Any] = field(default_factory=dict)
     queues: dict[str, deque[Message]] = field(default_factory=dict)
     executions: dict[str, Execution] = field(default_factory=dict)

@@ -128,13 +128,17 @@ class FlowResult:
         status: The run's status.
         completions: The output-bearing close decisions, in the order they happened.
         error_type: Why the run failed, if it did.
-        error_message: The failure detail, if any.
+        error_message: The failure detail, if any: for a Step's failure, the handler's own
+            message, as Dex reports it.
+        failure: dexviz's account of a Step failure that failed the run (Flow, execution,
+            method, attempts, error type and message); None otherwise. Not part of Dex's API.
     """
 
     status: FlowStatus
     completions: tuple[StepCompletion, ...] = ()
     error_type: FlowErrorType | None = None
     error_message: str | None = None
+    failure: str | None = None
 
     def __post_init__(self) -> None:
         """Store the completions as a tuple."""
@@ -212,6 +216,7 @@ class FlowResult:
             ],
             "error_type": None if self.error_type is None else self.error_type.value,
             "error_message": self.error_message,
+            **({"failure": self.failure} if self.failure is not None else {}),
         }
 
     @classmethod
@@ -234,6 +239,7 @@ class FlowResult:
                 completions,
                 None if error_type is None else FlowErrorType(error_type),
                 data.get("error_message"),
+                data.get("failure"),
             )
         except (KeyError, TypeError, ValueError) as error:
             raise ValueError(
@@ -249,6 +255,8 @@ class FlowResult:
             parts.append(f"error_type={self.error_type.name}")
         if self.error_message is not None:
             parts.append(f"error_message={self.error_message!r}")
+        if self.failure is not None:
+            parts.append(f"failure={self.failure!r}")
         return f"FlowResult({', '.join(parts)})"
 
 

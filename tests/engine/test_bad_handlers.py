@@ -105,11 +105,13 @@ def test_r21_keyboard_interrupt_and_system_exit_fail_the_attempt(
     with engine_in(flows, mode) as engine:
         result = _run_bad(engine, flows[0])
         assert result.status is FlowStatus.FAILED
-        assert result.error_message is not None
-        assert f"Flow 'Bad', Step Raises-1 {method}" in result.error_message.replace(
+        # error_message is the handler's own (issue 16); dexviz's context is in ``failure``.
+        assert result.error_message == str(error)
+        assert result.failure is not None
+        assert f"Flow 'Bad', Step Raises-1 {method}" in result.failure.replace(
             "AsyncRaises", "Raises"
         )
-        assert f"builtins.{type(error).__name__}" in result.error_message
+        assert f"builtins.{type(error).__name__}" in result.failure
         failed = of_kind(engine.history("bad-1"), EventKind.ATTEMPT_FAILED)
         assert [e.payload["error_type"] for e in failed] == [f"builtins.{type(error).__name__}"]
         _assert_still_usable(engine)
@@ -178,7 +180,7 @@ def test_r105_malformed_retry_after_fails_the_attempt_under_the_policy(
     with engine_in(flows, mode) as engine:
         result = _run_bad(engine, flows[0])
         assert result.status is FlowStatus.FAILED
-        message = result.error_message or ""
+        message = result.failure or ""
         where = f"Flow 'Bad', Step BadRetryAfter-1 {method} failed after {attempts} attempt(s)"
         assert where in message
         assert "dexviz.sdk.errors.FlowDefinitionError" in message
@@ -246,7 +248,7 @@ def test_r21_unencodable_output_fails_the_attempt(
     with engine_in(flows, mode) as engine:
         result = _run_bad(engine, flows[0])
         assert result.status is FlowStatus.FAILED
-        message = result.error_message or ""
+        message = result.failure or ""
         assert "Flow 'Bad', Step BadOutput-1 execute output failed" in message
         assert "ValueMappingError" in message and detail in message
         assert of_kind(engine.history("bad-1"), EventKind.COMPLETION_REQUESTED) == []
@@ -262,7 +264,7 @@ def test_r21_unencodable_attribute_value_fails_the_attempt(
     with engine_in(flows, mode) as engine:
         result = _run_bad(engine, flows[0])
         assert result.status is FlowStatus.FAILED
-        message = result.error_message or ""
+        message = result.failure or ""
         assert "Flow 'Bad', Step BadAttributeValue-1 execute" in message
         assert "ValueMappingError" in message and detail in message
         assert "anyNote" not in engine.flow_state("bad-1").attributes

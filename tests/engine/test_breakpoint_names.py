@@ -9,8 +9,9 @@ from dexviz.examples.contract_edit import ContractEditFlow, SaveContractEdit, sa
 
 
 def _engine() -> dexviz.Engine:
-    engine = dexviz.Engine([ContractEditFlow()])
-    engine.client().start_flow(ContractEditFlow(), "flow-1", sample_edits(2))
+    flow = ContractEditFlow()
+    engine = dexviz.Engine([flow])
+    engine.client().start_flow(flow, "flow-1", sample_edits(2))
     return engine
 
 

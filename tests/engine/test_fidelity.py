@@ -119,6 +119,9 @@ def test_flow_result_error_message_is_the_handlers_own_message(
     assert result.status is FlowStatus.FAILED
     assert result.error_type is FlowErrorType.WORKER_API_FAILED
     assert result.error_message == message
+    method = "wait_for" if step is FailsWaitFor else "execute"
+    where = f"Flow 'Failing', Step {step.__name__}-1 {method} failed after 1 attempt(s)"
+    assert result.failure == f"{where}: builtins.RuntimeError: {message}"
 
 
 # -- 4: registration is per instance ------------------------------------------------------------
