@@ -123,7 +123,8 @@ class Decisions(Closing):
         writes = apply_writes(run, ctx.staged)
         messages = apply_publishes(run, ctx.staged)
         apply_deletes(run, ctx.staged, strict=False)
-        ex.reserved = {}  # consumed for good now that the Execute committed
+        if ex.holds_messages:
+            ex.reserved = {}  # consumed for good now that the Execute committed
         self.finish(run, ex, Phase.DONE)
         rt.release_locks(run, ex)
         victims = self.select_victims(

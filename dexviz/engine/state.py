@@ -50,41 +50,80 @@ class TimerState:
     handle: Any = None
 
 
-@dataclass(slots=True)
 class Execution:
-    """One Step execution ``Type-N`` and everything the engine tracks about it."""
+    """One Step execution ``Type-N`` and everything the engine tracks about it.
 
-    execution_id: str
-    step: StepDefinition
-    input: Any
-    from_execution_id: str
-    options: StepOptions
-    phase: Phase = Phase.QUEUED
-    method: str = ""
-    attempt: int = 0
-    attempt_token: int = 0
-    first_started_ns: int = 0
-    method_snapshot: dict[str, Any] | None = None
-    wait: Wait | None = None
-    timers: list[TimerState] = field(default_factory=list)
-    wait_registered_ns: int = 0
-    satisfied_conditions: tuple[int, ...] = ()
-    reserved: dict[str, list[Message]] = field(default_factory=dict)
-    consumed_values: dict[str, list[Any]] = field(default_factory=dict)
-    locals: dict[str, Any] = field(default_factory=dict)
-    recovery_error: RecoveryErrorInfo | None = None
-    wait_for_failed: bool = False
-    cancel_requested: bool = False
-    last_heartbeat: Any = None
-    has_heartbeat: bool = False
-    task: Any = None
-    pending_unit: Any = None
-    method_timeout: Any = None
-    subflow_ids: list[str] = field(default_factory=list)
-    counted: bool = True
-    parent_key: str = ""
-    last_beat_ns: int = 0
-    heartbeat_timer: Any = None
+    A plain ``__slots__`` class: one is created per Step transition, so its containers (timers,
+    reserved and consumed messages, locals, SubFlow ids) are created on first use, and
+    ``active`` is a stored flag kept in step with ``phase``.
+    """
+
+    __slots__ = (
+        "execution_id", "step", "input", "from_execution_id", "options", "_phase", "active",
+        "method", "attempt", "attempt_token", "first_started_ns", "method_snapshot", "wait",
+        "_timers", "wait_registered_ns", "satisfied_conditions", "_reserved", "_consumed_values",
+        "_locals", "recovery_error", "wait_for_failed", "cancel_requested", "last_heartbeat",
+        "has_heartbeat", "task", "pending_unit", "method_timeout", "_subflow_ids", "counted",
+        "parent_key", "last_beat_ns", "heartbeat_timer",
+    )  # fmt: skip
+
+    def __init__(
+        self,
+        execution_id: str,
+        step: StepDefinition,
+        input: Any,
+        from_execution_id: str,
+        options: StepOptions,
+        phase: Phase | None = None,
+    ) -> None:
+        self.execution_id = execution_id
+        self.step = step
+        self.input = input
+        self.from_execution_id = from_execution_id
+        self.options = options
+        self._phase = Phase.QUEUED
+        self.active = True
+        if phase is not None:
+            self.phase = phase
+        self.method = ""
+        self.attempt = 0
+        self.attempt_token = 0
+        self.first_started_ns = 0
+        self.method_snapshot: dict[str, Any] | None = None
+        self.wait: Wait | None = None
+        self._timers: list[TimerState] | None = None
+        self.wait_registered_ns = 0
+        self.satisfied_conditions: tuple[int, ...] = ()
+        self._reserved: dict[str, list[Message]] | None = None
+        self._consumed_values: dict[str, list[Any]] | None = None
+        self._locals: dict[str, Any] | None = None
+        self.recovery_error: RecoveryErrorInfo | None = None
+        self.wait_for_failed = False
+        self.cancel_requested = False
+        self.last_heartbeat: Any = None
+        self.has_heartbeat = False
+        self.task: Any = None
+        self.pending_unit: Any = None
+        self.method_timeout: Any = None
+        self._subflow_ids: list[str] | None = None
+        self.counted = True
+        self.parent_key = ""
+        self.last_beat_ns = 0
+        self.heartbeat_timer: Any = None
+
+    def __repr__(self) -> str:
+        return f"Execution({self.execution_id}, {self._phase.value})"
+
+    @property
+    def phase(self) -> Phase:
+        """Where the execution is in its lifecycle."""
+        return self._phase
+
+    @phase.setter
+    def phase(self, phase: Phase) -> None:
+        self._phase = phase
+        # Identity tests: Enum hashing runs in Python, and this runs on every transition.
+        self.active = phase is not Phase.DONE and phase is not Phase.CANCELED
 
     @property
     def step_type(self) -> str:
@@ -92,9 +131,69 @@ class Execution:
         return self.step.step_type
 
     @property
-    def active(self) -> bool:
-        """Active from creation until its Execute commits, it fails terminally, or is canceled."""
-        return self.phase in ACTIVE_PHASES
+    def timers(self) -> list[TimerState]:
+        """The Timer conditions of the current Wait (created on first use)."""
+        if self._timers is None:
+            self._timers = []
+        return self._timers
+
+    @timers.setter
+    def timers(self, value: list[TimerState]) -> None:
+        self._timers = value
+
+    @property
+    def started_timers(self) -> list[TimerState] | tuple[()]:
+        """The timers started so far, without creating the container."""
+        return self._timers or ()
+
+    @property
+    def reserved(self) -> dict[str, list[Message]]:
+        """Messages taken by the satisfied Wait and held until Execute commits, per Channel."""
+        if self._reserved is None:
+            self._reserved = {}
+        return self._reserved
+
+    @reserved.setter
+    def reserved(self, value: dict[str, list[Message]]) -> None:
+        self._reserved = value
+
+    @property
+    def holds_messages(self) -> bool:
+        """Whether the execution holds reserved messages (without creating the container)."""
+        return bool(self._reserved)
+
+    @property
+    def consumed_values(self) -> dict[str, list[Any]]:
+        """The values of the messages the Wait consumed, per Channel, for Execute."""
+        if self._consumed_values is None:
+            self._consumed_values = {}
+        return self._consumed_values
+
+    @consumed_values.setter
+    def consumed_values(self, value: dict[str, list[Any]]) -> None:
+        self._consumed_values = value
+
+    @property
+    def locals(self) -> dict[str, Any]:
+        """Step-execution locals set by WaitFor."""
+        if self._locals is None:
+            self._locals = {}
+        return self._locals
+
+    @locals.setter
+    def locals(self, value: dict[str, Any]) -> None:
+        self._locals = value
+
+    @property
+    def subflow_ids(self) -> list[str]:
+        """The Flow ids of the SubFlows the current Wait started."""
+        if self._subflow_ids is None:
+            self._subflow_ids = []
+        return self._subflow_ids
+
+    @subflow_ids.setter
+    def subflow_ids(self, value: list[str]) -> None:
+        self._subflow_ids = value
 
 
 class WaiterSet:
@@ -126,7 +225,7 @@ class WaiterSet:
             self._positions[last.execution_id] = position
 
 
-@dataclass
+@dataclass(slots=True)
 class FlowRun:
     """The live state of one Flow id's current run."""
 

@@ -17,10 +17,12 @@ from dexviz.engine.effects import (
     apply_publishes,
     apply_writes,
     emit_published,
-    staged_payload,
+    staged_payload_of,
+    staged_values,
 )
 from dexviz.engine.plan import Satisfaction, candidates, evaluate
 from dexviz.engine.state import Execution, FlowRun, Message, Phase, TimerState, WaiterSet
+from dexviz.history.event import LazyPayload
 from dexviz.history.kinds import EventKind
 from dexviz.sdk.codec import to_json_ready
 from dexviz.sdk.condition import ChannelCondition, SubFlowCondition, TimerCondition
@@ -77,6 +79,25 @@ def _flow_type(flow: Any) -> str:
     return str(flow.get_flow_type())
 
 
+def wait_for_completed_payload(
+    started_ns: int,
+    attempts: int,
+    wait: Wait,
+    writes: list[dict[str, Any]],
+    published: tuple[str, ...],
+    staged: tuple[dict[str, Any], dict[str, Any]],
+) -> dict[str, Any]:
+    """The payload of StepWaitForCompleted (a Wait is immutable, so it is described on read)."""
+    return {
+        "started_ns": started_ns,
+        "attempts": attempts,
+        "wait": describe_wait(wait),
+        "writes": writes,
+        "published": list(published),
+        **staged_payload_of(*staged),
+    }
+
+
 class WaitManager:
     """Owns every waiting execution of the runtime and decides which of them a message wakes."""
 
@@ -96,14 +117,15 @@ class WaitManager:
             run,
             EventKind.STEP_WAIT_FOR_COMPLETED,
             ex,
-            {
-                "started_ns": ex.first_started_ns,
-                "attempts": ex.attempt,
-                "wait": describe_wait(wait),
-                "writes": writes,
-                "published": [m.message_id for m in messages],
-                **staged_payload(ctx.staged),
-            },
+            LazyPayload(
+                wait_for_completed_payload,
+                ex.first_started_ns,
+                ex.attempt,
+                wait,
+                writes,
+                tuple(m.message_id for m in messages),
+                staged_values(ctx.staged),
+            ),
         )
         emit_published(rt.recorder, run, messages, ex.execution_id, ex)
         rt.release_locks(run, ex)
@@ -181,7 +203,7 @@ class WaitManager:
         """Per condition index: a Timer that fired or a SubFlow that closed."""
         assert ex.wait is not None
         flags = [False] * len(ex.wait.conditions)
-        timers = iter(ex.timers)
+        timers = iter(ex.started_timers)
         for i, condition in enumerate(ex.wait.conditions):
             if isinstance(condition, TimerCondition):
                 flags[i] = next(timers).done
@@ -244,7 +266,7 @@ class WaitManager:
                 waiters = run.waiters.get(key)
                 if waiters is not None:
                     waiters.discard(ex)
-        for timer in ex.timers:
+        for timer in ex.started_timers:
             if timer.handle is not None:
                 timer.handle.cancel()
 
@@ -274,6 +296,8 @@ class WaitManager:
         """Put canceled consumers' reserved messages back at the front, oldest first (R57)."""
         returned: dict[str, list[Message]] = {}
         for ex in executions:
+            if not ex.holds_messages:
+                continue
             for key, messages in ex.reserved.items():
                 returned.setdefault(key, []).extend(messages)
             ex.reserved = {}
