@@ -151,7 +151,7 @@ class Decisions(Closing):
         reason = "fallback" if prepared.fallback is not None and new else "decision"
         for execution in new:
             self.announce(run, execution, reason)
-        self._close_decision(run, ex, decision, channels_empty)
+        self.close_decision(run, ex, decision, channels_empty)
         rt.waits.wake(run, {m.channel for m in messages} | set(returned))
         self.check_graceful(run)
 
@@ -172,9 +172,10 @@ class Decisions(Closing):
         assert prepared.fallback is not None
         return ([] if empty else [prepared.fallback]), empty
 
-    def _close_decision(
+    def close_decision(
         self, run: FlowRun, ex: Execution, decision: StepDecision, channels_empty: bool | None
     ) -> None:
+        """Apply a decision's close: a graceful request, a forced completion or a failure."""
         kind = decision.kind
         if kind is DecisionKind.GRACEFUL_COMPLETE:
             run.graceful_requested = True
@@ -206,14 +207,26 @@ class Decisions(Closing):
         parent_key: str = "",
     ) -> Execution:
         """Create (but not yet announce) an execution; numbers follow movement order (R16)."""
-        options = (
-            move.options if move.options is not None else (move.step.options or DEFAULT_OPTIONS)
+        execution = self.create_execution(
+            run, move.step, move.input, move.options, source, parent_key
         )
-        execution = Execution(
-            run.next_execution_id(move.step.step_type), move.step, move.input, source, options
-        )
-        execution.parent_key = parent_key or source
         execution.recovery_error = recovery
+        return execution
+
+    def create_execution(
+        self,
+        run: FlowRun,
+        step: StepDefinition,
+        value: Any,
+        options: StepOptions | None,
+        source: str,
+        parent_key: str = "",
+    ) -> Execution:
+        """:meth:`new_execution` from a checked target and input, without a Move."""
+        if options is None:
+            options = step.options or DEFAULT_OPTIONS
+        execution = Execution(run.next_execution_id(step.step_type), step, value, source, options)
+        execution.parent_key = parent_key or source
         run.executions[execution.execution_id] = execution
         run.active_count += 1
         return execution

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -54,6 +55,8 @@ class Invoker:
         """Take the method's locks (waiting for them if held), then run attempt 1."""
         if not ex.active or not run.is_open:
             return
+        if method == "execute" and self._rt.fast.try_execute(run, ex):
+            return
         ex.phase = Phase.WAIT_FOR if method == "wait_for" else Phase.EXECUTE
         ex.method = method
         ex.attempt = 0
@@ -94,16 +97,13 @@ class Invoker:
             ex.method_snapshot,
             rt.codecs,
             where=self.where(run, ex, method),
-            on_heartbeat=lambda value: _heartbeat(ex, value, rt.now()),
+            on_heartbeat=heartbeat_writer(rt, ex),
             subflows=rt.subflows,
         )
         ctx.is_async = (
             ex.step.wait_for_is_async if method == "wait_for" else ex.step.execute_is_async
         )
-        source = f"#{ex.execution_id}"
-        ctx.stream_writer = lambda stream, value: rt.write_stream(
-            run.flow_id, stream, source, value
-        )
+        ctx.stream_writer = rt.stream_writer(run, ex)
         injected = rt.faults.failure_for(ex.step_type, method, ex.attempt, ex.execution_id)
         if injected is not None:
             self.fail(run, ex, ctx, injected, "fault")
@@ -183,6 +183,19 @@ class Invoker:
         ex.task = None
         error = TimeoutError(f"{ctx._where} attempt {ex.attempt} timed out after {limit / 1e9:g} s")
         self.fail(run, ex, ctx, error, "timeout")
+
+    def finished(
+        self,
+        run: FlowRun,
+        ex: Execution,
+        ctx: InvocationContext,
+        token: int,
+        result: Any,
+        error: BaseException | None,
+        cancelled: bool,
+    ) -> None:
+        """Handle a handler's outcome: commit it, retry, or take the failure exit."""
+        self._finished(run, ex, ctx, token, result, error, cancelled)
 
     def _finished(
         self,
@@ -356,6 +369,11 @@ def _checked_retry_after(error: RetryAfterError, where: str) -> BaseException:
     return FlowDefinitionError(
         f"{where} raised a malformed RetryAfterError: {problem} (build it with retry_after())"
     )
+
+
+def heartbeat_writer(rt: Runtime, ex: Execution) -> Callable[[Any], None]:
+    """What a handler's heartbeat calls: record the beat and its checkpoint on ``ex``."""
+    return lambda value: _heartbeat(ex, value, rt.now())
 
 
 def _heartbeat(ex: Execution, value: Any, now_ns: int) -> None:

@@ -54,12 +54,12 @@ def _call(handler: Any, args: tuple[Any, ...], clock: Callable[[], int]) -> Any:
     token = handler_clock.set(clock)
     try:
         result = handler(*args)
-        return _drain(result, args[0]) if inspect.isgenerator(result) else result
+        return drain(result, args[0]) if inspect.isgenerator(result) else result
     finally:
         handler_clock.reset(token)
 
 
-def _drain(generator: Generator[Any, Any, Any], context: Any) -> Any:
+def drain(generator: Generator[Any, Any, Any], context: Any) -> Any:
     """Run a generator handler: apply each yielded heartbeat, return what it returns."""
     try:
         output = next(generator)

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from dexviz.engine.choice import Chooser, SeededChooser
 from dexviz.engine.decide import Decisions
+from dexviz.engine.fast import FastPath
 from dexviz.engine.faults import FaultPlan
 from dexviz.engine.invoke import Invoker
 from dexviz.engine.live import LiveScheduler
@@ -94,6 +95,7 @@ class Runtime:
         self.faults.chooser = self.chooser
         self.waits = WaitManager(self)
         self.invoker = Invoker(self)
+        self.fast = FastPath(self)
         self.decisions = Decisions(self)
         self.subflows = SubFlows(self)
         self.timeouts = FlowTimeouts(self)
@@ -179,6 +181,12 @@ class Runtime:
             if abandon is not None:
                 abandon()
             raise
+
+    def stream_writer(self, run: FlowRun, ex: Execution) -> Callable[[Any, Any], Any]:
+        """How an attempt of ``ex`` writes to a Stream (outside its commit, R180)."""
+        flow_id = run.flow_id
+        source = f"#{ex.execution_id}"
+        return lambda stream, value: self.write_stream(flow_id, stream, source, value)
 
     def write_stream(self, flow_id: str, stream: Any, source: str, value: Any) -> Any:
         """Append to a Stream now, outside any commit, and wake readers (R180)."""

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from dexviz.sdk.channel import Channel
@@ -33,18 +32,34 @@ def step_target_name(step: Any) -> str:
     return step.__name__ if isinstance(step, type) else type(step).__name__
 
 
-@dataclass(frozen=True)
 class StepMovement:
-    """One next Step: its Step (class or registered instance), its input, and option overrides."""
+    """One next Step: its Step (class or registered instance), its input, and option overrides.
 
-    step: Any
-    input: Any = None
-    options: StepOptions | None = None
+    Immutable by convention: a plain ``__slots__`` class, since one is built per ``go_to``.
+    """
+
+    __slots__ = ("step", "input", "options")
+
+    def __init__(self, step: Any, input: Any = None, options: StepOptions | None = None) -> None:
+        self.step = step
+        self.input = input
+        self.options = options
 
     @staticmethod
     def of(step: Any, input: Any = None, *, options: StepOptions | None = None) -> StepMovement:
         """Move to ``step`` with ``input``; ``options`` replace the Step's own for this one."""
         return StepMovement(step, input, options)
+
+    def _key(self) -> tuple[Any, ...]:
+        return (self.step, self.input, self.options)
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not StepMovement:
+            return NotImplemented
+        return self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
 
     def __repr__(self) -> str:
         return f"StepMovement({step_target_name(self.step)}, {self.input!r})"
@@ -57,33 +72,86 @@ def _step_types(steps: tuple[Any, ...]) -> tuple[Any, ...]:
     return steps
 
 
-@dataclass(frozen=True)
 class StepDecision:
-    """An Execute's decision; build it with go_to, go_to_many, dead_end and the close helpers."""
+    """An Execute's decision; build it with go_to, go_to_many, dead_end and the close helpers.
 
-    kind: DecisionKind
-    movements: tuple[StepMovement, ...] = ()
-    output: Any = NO_OUTPUT
-    reason: str = ""
-    empty_channels: tuple[Any, ...] = ()
-    fallback: StepMovement | None = None
-    canceling_steps: tuple[Any, ...] = ()
-    canceling_sibling_steps: tuple[Any, ...] = ()
+    Immutable by convention: a plain ``__slots__`` class (one is built per Step transition),
+    compared and hashed by value like the frozen dataclass it replaces.
+    """
+
+    __slots__ = (
+        "kind",
+        "movements",
+        "output",
+        "reason",
+        "empty_channels",
+        "fallback",
+        "canceling_steps",
+        "canceling_sibling_steps",
+        "has_output",
+    )
+
+    def __init__(
+        self,
+        kind: DecisionKind,
+        movements: tuple[StepMovement, ...] = (),
+        output: Any = NO_OUTPUT,
+        reason: str = "",
+        empty_channels: tuple[Any, ...] = (),
+        fallback: StepMovement | None = None,
+        canceling_steps: tuple[Any, ...] = (),
+        canceling_sibling_steps: tuple[Any, ...] = (),
+    ) -> None:
+        self.kind = kind
+        self.movements = movements
+        self.output = output
+        self.reason = reason
+        self.empty_channels = empty_channels
+        self.fallback = fallback
+        self.canceling_steps = canceling_steps
+        self.canceling_sibling_steps = canceling_sibling_steps
+        # Whether a close decision carries an output (None counts as an output).
+        self.has_output: bool = output is not NO_OUTPUT
+
+    def _key(self) -> tuple[Any, ...]:
+        return (
+            self.kind,
+            self.movements,
+            self.output,
+            self.reason,
+            self.empty_channels,
+            self.fallback,
+            self.canceling_steps,
+            self.canceling_sibling_steps,
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not StepDecision:
+            return NotImplemented
+        return self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def _with(self, canceling: tuple[Any, ...], siblings: tuple[Any, ...]) -> StepDecision:
+        return StepDecision(
+            self.kind,
+            self.movements,
+            self.output,
+            self.reason,
+            self.empty_channels,
+            self.fallback,
+            canceling,
+            siblings,
+        )
 
     def with_canceling_steps(self, *steps: Any) -> StepDecision:
         """Also cancel every active execution of these Step types once this decision commits."""
-        return replace(self, canceling_steps=self.canceling_steps + _step_types(steps))
+        return self._with(self.canceling_steps + _step_types(steps), self.canceling_sibling_steps)
 
     def with_canceling_sibling_steps(self, *steps: Any) -> StepDecision:
         """Also cancel active siblings (same parent execution) of these Step types."""
-        return replace(
-            self, canceling_sibling_steps=self.canceling_sibling_steps + _step_types(steps)
-        )
-
-    @property
-    def has_output(self) -> bool:
-        """Whether a close decision carries an output (None counts as an output)."""
-        return self.output is not NO_OUTPUT
+        return self._with(self.canceling_steps, self.canceling_sibling_steps + _step_types(steps))
 
     def __repr__(self) -> str:
         parts = [self.kind.name]

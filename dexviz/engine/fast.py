@@ -1,0 +1,263 @@
+"""FastPath: the common Execute transition, in one place, recording what the general path records.
+
+Most transitions are a synchronous ``execute`` that returns ``go_to``, ``dead_end`` or
+``graceful_complete``, with no locks, no heartbeat window and no faults planned. For those this
+module runs the attempt and commits its decision with the per-Step settings worked out once,
+no closure per handler call, and no message text built before an error. Anything else, and any
+check that fails, is handed to the general path (:mod:`dexviz.engine.invoke`,
+:mod:`dexviz.engine.decide`) at the point where the two would diverge, so errors, retries and
+histories are the general path's own. Both paths emit the same events in the same order.
+"""
+
+from __future__ import annotations
+
+from types import GeneratorType
+from typing import TYPE_CHECKING, Any
+
+from dexviz.engine.context import InvocationContext, Staged
+from dexviz.engine.decide import (
+    DEFAULT_OPTIONS,
+    decision_values,
+    execute_completed_payload,
+)
+from dexviz.engine.effects import apply_publishes, emit_published, staged_values
+from dexviz.engine.invoke import heartbeat_writer
+from dexviz.engine.runners import HANDLER_EXITS, drain
+from dexviz.engine.state import Execution, FlowRun, Phase
+from dexviz.history.event import LazyPayload
+from dexviz.history.kinds import EventKind
+from dexviz.sdk.clock import handler_clock
+from dexviz.sdk.decision import DecisionKind, StepDecision
+from dexviz.sdk.definitions import FlowDefinition, StepDefinition
+from dexviz.sdk.options import StepOptions
+
+if TYPE_CHECKING:
+    from dexviz.engine.runtime import Runtime
+
+_NEXT = DecisionKind.NEXT
+_GRACEFUL = DecisionKind.GRACEFUL_COMPLETE
+_DEAD_END = DecisionKind.DEAD_END
+_EXECUTE = Phase.EXECUTE
+_DONE = Phase.DONE
+_ATTEMPT_STARTED = EventKind.ATTEMPT_STARTED
+_EXECUTE_COMPLETED = EventKind.STEP_EXECUTE_COMPLETED
+_INT64 = (-(2**63), 2**63 - 1)
+_SAME_COPY = frozenset({str, bool, int})
+"""Types whose checked copy is the value itself (ints within int64; floats are checked)."""
+
+
+class StepSettings:
+    """What the fast path needs of one registered Step, worked out on its first execution."""
+
+    __slots__ = ("step", "options", "execute", "fast", "input_type")
+
+    def __init__(self, step: StepDefinition) -> None:
+        self.step = step
+        self.options: StepOptions = step.options or DEFAULT_OPTIONS
+        self.execute = step.step.execute
+        self.input_type = step.input_type if step.input_type in _SAME_COPY else None
+        options = self.options
+        self.fast = (
+            not step.execute_is_async
+            and not options.execute_lock_attributes
+            and not options.heartbeat_timeout
+        )
+
+
+def same_copy(value: Any, input_type: Any) -> bool:
+    """Whether ``roundtrip(input_type, value)`` would return ``value`` itself, unchanged."""
+    kind = type(value)
+    if kind is not input_type:
+        return False
+    return kind is not int or _INT64[0] <= value <= _INT64[1]
+
+
+class FastPath:
+    """Runs eligible Execute attempts and commits their decisions without the general machinery."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        self._rt = runtime
+        self._settings: dict[int, StepSettings] = {}
+        self._targets: dict[int, tuple[FlowDefinition, dict[Any, StepDefinition]]] = {}
+        self._clock = runtime.clock_millis
+        self.enabled = True
+        """Off sends every attempt down the general path (tests compare the two)."""
+
+    def settings(self, step: StepDefinition) -> StepSettings:
+        """The Step's settings (kept per StepDefinition for the engine's lifetime)."""
+        found = self._settings.get(id(step))
+        if found is None or found.step is not step:
+            found = self._settings[id(step)] = StepSettings(step)
+        return found
+
+    def try_execute(self, run: FlowRun, ex: Execution) -> bool:
+        """Run attempt 1 of ``ex``'s Execute if it qualifies; False: the general path runs it."""
+        rt = self._rt
+        faults = rt.faults
+        if not self.enabled or rt.sim is None or faults.failures or faults.budget is not None:
+            return False
+        settings = self.settings(ex.step)
+        if not settings.fast or ex.options is not settings.options:
+            return False
+        if settings.input_type is None or not same_copy(ex.input, settings.input_type):
+            if ex.input is not None:
+                return False
+        self._attempt(run, ex, settings)
+        return True
+
+    def _attempt(self, run: FlowRun, ex: Execution, settings: StepSettings) -> None:
+        rt = self._rt
+        ex.phase = _EXECUTE
+        ex.method = "execute"
+        ex.first_started_ns = rt.scheduler.now_ns
+        ex.attempt = 1
+        ex.attempt_token += 1
+        ex.pending_unit = None
+        token = ex.attempt_token
+        rt.recorder.emit(run, _ATTEMPT_STARTED, ex)
+        # Every retry reads the first attempt's snapshot (R22).
+        ex.method_snapshot = snapshot = dict(run.attributes) if run.attributes else {}
+        ctx = InvocationContext(
+            run,
+            ex,
+            "execute",
+            1,
+            snapshot,
+            rt.codecs,
+            where=f"Flow {run.definition.flow_type!r}, Step {ex.execution_id} execute",
+            on_heartbeat=heartbeat_writer(rt, ex),
+            subflows=rt.subflows,
+        )
+        ctx.stream_writer = rt.stream_writer(run, ex)
+        clock = handler_clock.set(self._clock)
+        try:
+            result: Any = settings.execute(ctx, ex.input)
+            if type(result) is GeneratorType:
+                result = drain(result, ctx)
+        except (Exception, *HANDLER_EXITS) as error:  # noqa: BLE001 - a failed attempt
+            handler_clock.reset(clock)
+            rt.invoker.finished(run, ex, ctx, token, None, error, False)
+            return
+        handler_clock.reset(clock)
+        if (
+            type(result) is not StepDecision
+            or token != ex.attempt_token
+            or not ex.active
+            or ctx.canceled
+            or not run.is_open
+            or ex.method_timeout is not None
+            or ex.heartbeat_timer is not None
+            or not self._commit(run, ex, ctx, result)
+        ):
+            rt.invoker.finished(run, ex, ctx, token, result, None, False)
+
+    def _commit(
+        self, run: FlowRun, ex: Execution, ctx: InvocationContext, decision: StepDecision
+    ) -> bool:
+        """Commit a plain go_to, dead_end or graceful_complete.
+
+        Anything else returns False having changed nothing; the general path then checks it and
+        commits or rejects it.
+        """
+        staged = ctx.staged
+        if (
+            decision.canceling_steps
+            or decision.canceling_sibling_steps
+            or staged.writes
+            or staged.deletes
+        ):
+            return False
+        moves = self._moves(run, decision)
+        if moves is None:
+            return False
+        self._apply(run, ex, staged, decision, moves)
+        return True
+
+    def _moves(
+        self, run: FlowRun, decision: StepDecision
+    ) -> list[tuple[StepDefinition, Any, Any]] | None:
+        """The checked movements of a decision, or None when the general path must decide."""
+        kind = decision.kind
+        if kind is _NEXT:
+            if not decision.movements or decision.has_output:
+                return None
+            moves: list[tuple[StepDefinition, Any, Any]] = []
+            targets = self._targets_of(run.definition)
+            for movement in decision.movements:
+                target = movement.step
+                step = targets.get(target) if isinstance(target, type) else None
+                if step is None:
+                    return None
+                value = movement.input
+                if value is not None and not same_copy(value, step.input_type):
+                    return None
+                moves.append((step, value, movement.options))
+            return moves
+        if decision.movements:
+            return None
+        if kind is _DEAD_END:
+            return None if decision.has_output else []
+        if kind is _GRACEFUL:
+            output = decision.output
+            plain = output is None or same_copy(
+                output, type(output) if type(output) in _SAME_COPY else None
+            )
+            return [] if plain else None
+        return None
+
+    def _targets_of(self, definition: FlowDefinition) -> dict[Any, StepDefinition]:
+        """Step classes registered exactly once, by class: a go_to target is one lookup."""
+        found = self._targets.get(id(definition))
+        if found is None or found[0] is not definition:
+            table = {cls: steps[0] for cls, steps in definition.by_class.items() if len(steps) == 1}
+            found = self._targets[id(definition)] = (definition, table)
+        return found[1]
+
+    def _apply(
+        self,
+        run: FlowRun,
+        ex: Execution,
+        staged: Staged,
+        decision: StepDecision,
+        moves: list[tuple[StepDefinition, Any, Any]],
+    ) -> None:
+        """Commit in the general path's order: effects, end, new executions, events, close."""
+        rt = self._rt
+        decisions = rt.decisions
+        messages = apply_publishes(run, staged) if staged.publishes else []
+        if ex.holds_messages:
+            ex.reserved = {}  # consumed for good now that the Execute committed
+        decisions.finish(run, ex, _DONE)
+        rt.release_locks(run, ex)
+        source = ex.execution_id
+        new = (
+            [
+                decisions.create_execution(run, step, value, options, source)
+                for step, value, options in moves
+            ]
+            if moves and run.is_open
+            else []
+        )
+        rt.recorder.emit(
+            run,
+            _EXECUTE_COMPLETED,
+            ex,
+            LazyPayload(
+                execute_completed_payload,
+                ex.first_started_ns,
+                ex.attempt,
+                decision_values(decision, new, [], None),
+                [],
+                tuple(m.message_id for m in messages),
+                staged_values(staged),
+            ),
+        )
+        if messages:
+            emit_published(rt.recorder, run, messages, source, ex)
+        for execution in new:
+            decisions.announce(run, execution, "decision")
+        if decision.kind is _GRACEFUL:
+            decisions.close_decision(run, ex, decision, None)
+        if messages:
+            rt.waits.wake(run, {m.channel for m in messages})
+        decisions.check_graceful(run)
