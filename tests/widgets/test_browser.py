@@ -174,6 +174,8 @@ def test_clicking_next_three_times_moves_the_highlight_in_the_svg(lab: Lab, tmp_
                 "([sel, old]) => document.querySelector(sel)?.id !== old",
                 arg=[SELECTED, before], timeout=30_000)
             after = selected.get_attribute("id")
+            # The bundle's static snapshot is for kernel-less renderers; Lab shows the widget.
+            static_shown = page.locator(".dexviz-debugger.dx-static").count()
             heading = page.locator(".dexviz-debugger .dx-heading").inner_text()
             detail = page.locator(".dexviz-debugger .dx-detail").inner_text()
             _shot(page, tmp_path, "debugger-after-next.png")
@@ -183,6 +185,7 @@ def test_clicking_next_three_times_moves_the_highlight_in_the_svg(lab: Lab, tmp_
         finally:
             browser.close()
     assert readout is not None
+    assert static_shown == 0
     assert before == "exec:__start__"
     assert after == "exec:StartContractEdits-1"
     assert "event 4 /" in heading and "StepExecuteCompleted" in heading
