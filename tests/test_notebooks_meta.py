@@ -27,6 +27,7 @@ EXPECTED = (
     "04-failures-and-retries",
     "05-debugging",
     "06-live-client",
+    "07-exploring-interleavings",
 )
 CHECK_MARKER = "NBVAL_CHECK_OUTPUT"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"

@@ -270,7 +270,9 @@ class _EndMonitor:
             if state.status is not FlowStatus.RUNNING:
                 return None
             active = ", ".join(f"{a.execution_id}:{a.phase}" for a in state.active_executions)
-            return f"the Flow stalled with work left: {active or 'no active execution'}"
+            if not active:
+                return "the Flow never closed: every branch ended and none completed it"
+            return f"the Flow stalled with work left: {active}"
         if state.status is expected:
             return None
         return f"the Flow ended {state.status.name}, expected {expected.name}"

@@ -278,6 +278,11 @@ class _Run:
             recorder.produced = outer
         return tuple(produced), refusal
 
+    def quiet(self) -> None:
+        """Handler Tasks the schedule left pending are dropped with the engine: say nothing."""
+        for task in self.tasks:
+            task._log_destroy_pending = False  # type: ignore[attr-defined]
+
     def close(self) -> None:
         """Close the handlers' coroutines the schedule left suspended (the engine is dropped)."""
         with warnings.catch_warnings():
@@ -355,6 +360,7 @@ def run_schedule(setup: Setup, policy: Policy, *, keep_engine: bool = False) -> 
             result.outcome = "depth"
     terminal = result.found is None and result.outcome == "terminal"
     run.finish(terminal)
+    run.quiet()
     if not keep_engine:
         run.close()
     if keep_engine:
