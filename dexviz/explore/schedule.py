@@ -24,7 +24,7 @@ from dexviz.explore.actions import Action
 from dexviz.explore.checks import Check, Monitor, View
 from dexviz.explore.footprint import ANY, Footprint, footprint_of
 from dexviz.explore.owners import owner_of
-from dexviz.explore.state import StateKey, state_key
+from dexviz.explore.state import ExecutionDigests, StateKey, state_key
 from dexviz.history.event import Event
 from dexviz.history.kinds import EventKind
 from dexviz.sdk.registry import Registry
@@ -159,6 +159,7 @@ class _Run:
         self.rt: Runtime = self.engine._rt
         self.names: dict[int, Option] = {}
         self.tasks: dict[asyncio.Task[Any], str] = {}
+        self.digests = ExecutionDigests()
         self.keep: list[object] = []
         self.left = [a.count for a in setup.actions]
         self.monitors: list[tuple[str, Monitor]] = [(c.name, c.monitor()) for c in setup.checks]
@@ -183,7 +184,9 @@ class _Run:
         assert sim is not None
         due = sim.next_due_ns()
         pending = (-1 if due is None else due - sim.epoch_ns,)
-        return state_key(self.rt.runs.values(), sim.now_ns, sim.epoch_ns, pending)
+        runs = self.rt.runs
+        digests = self.digests if len(runs) == 1 else None
+        return state_key(runs.values(), sim.now_ns, sim.epoch_ns, pending, digests)
 
     def _check(self, events: Sequence[Event], step: int) -> bool:
         if not events:
@@ -246,6 +249,9 @@ class _Run:
         else:
             footprint = Footprint.reading(f"exec:{owner}" if owner else ANY)
         self._note_tasks()
+        run = self.rt.runs.get(self.setup.flow_id)
+        if run is not None and events:
+            self.digests.touch(run, {e.execution_id for e in events if e.execution_id})
         record = StepRecord(
             step, name, len(self.result.choices) - 1 if len(options) > 1 else -1, first_seen,
             now, footprint, self._state(), label, events,

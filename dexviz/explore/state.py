@@ -29,12 +29,42 @@ def _execution(ex: Execution) -> tuple[Any, ...]:
     return (ex.step_type, ex.phase.value, ex.method, ex.attempt, _text(ex.input), reserved, timers)
 
 
-def run_key(run: FlowRun, epoch_ns: int) -> tuple[Any, ...]:
+def _digest(text: str) -> str:
+    return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
+
+
+class ExecutionDigests:
+    """Each execution's canonical description, hashed, recomputed only when a step touched it."""
+
+    def __init__(self) -> None:
+        self._digests: dict[str, str] = {}
+
+    def touch(self, run: FlowRun, execution_ids: Iterable[str]) -> None:
+        """Recompute the executions a step's events named (and any new one)."""
+        for execution_id in execution_ids:
+            ex = run.executions.get(execution_id)
+            if ex is not None:
+                self._digests[execution_id] = _digest(repr(_execution(ex)))
+
+    def of(self, run: FlowRun) -> tuple[str, ...]:
+        """The sorted digests of every execution of ``run``."""
+        digests = self._digests
+        if len(digests) != len(run.executions):
+            self.touch(run, [k for k in run.executions if k not in digests])
+        return tuple(sorted(digests[k] for k in run.executions))
+
+
+def run_key(
+    run: FlowRun, epoch_ns: int, digests: ExecutionDigests | None = None
+) -> tuple[Any, ...]:
     """The order-free description of one Flow run."""
     queues = tuple(
         sorted((name, tuple(_text(m.value) for m in q)) for name, q in run.queues.items() if q)
     )
-    executions = tuple(sorted(_execution(ex) for ex in run.executions.values()))
+    if digests is None:
+        executions: tuple[Any, ...] = tuple(sorted(map(_execution, run.executions.values())))
+    else:
+        executions = digests.of(run)
     attributes = tuple(sorted((str(k), _text(v)) for k, v in run.attributes.items()))
     completions = tuple(sorted(_text(c.value) for c in run.completions))
     return (
@@ -63,11 +93,18 @@ class StateKey:
 
 
 def state_key(
-    runs: Iterable[FlowRun], now_ns: int, epoch_ns: int, pending: tuple[Any, ...]
+    runs: Iterable[FlowRun],
+    now_ns: int,
+    epoch_ns: int,
+    pending: tuple[Any, ...],
+    digests: ExecutionDigests | None = None,
 ) -> StateKey:
-    """Hash the runs' canonical descriptions, the time since the epoch and pending work."""
-    keys = sorted(run_key(run, epoch_ns) for run in runs)
-    text = repr((keys, now_ns - epoch_ns, pending))
-    digest = hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
+    """Hash the runs' canonical descriptions, the time since the epoch and pending work.
+
+    ``digests`` caches execution descriptions across the steps of one schedule (the caller
+    touches what each step changed); only one run may use one cache.
+    """
+    keys = sorted(run_key(run, epoch_ns, digests) for run in runs)
+    digest = _digest(repr((keys, now_ns - epoch_ns, pending)))
     status = ",".join(sorted({k[1] for k in keys})) or "NONE"
     return StateKey(digest, status)
