@@ -11,6 +11,11 @@ earlier one) — and adds the reversed order as a backtrack point where the late
 already ready. Only backtrack points are explored, and an option whose step commutes with
 everything run since it was explored (a sleep set) is not tried again. Waiter and fault choices
 inside a step are always explored in full.
+
+Canonical state hashes (``explore.state``) count the distinct states met, draw the state graph
+and compare terminal states; they do not cut the search. Stopping at a state already explored
+is only sound for DPOR together with a summary of the dependencies met below that state (to
+keep adding the backtrack points its subtree would have added), and that summary is not built.
 """
 
 from __future__ import annotations
