@@ -48,8 +48,11 @@ class Debugger(DebuggerModel):
             importing it), the history file's folder, or the working folder; a file outside
             them (an absolute or ``..`` path from someone else's history) is never opened.
             A Flow typed into notebook cells is read from its cells while the kernel has it.
-        collapse_at: ``"auto"`` collapses same-type siblings of runs with more than 40
-            executions into ``Type ×N`` nodes; None never collapses; an int sets the group size.
+        collapse_at: ``"auto"`` collapses same-type siblings of runs with more than 20
+            executions into ``Type ×N`` nodes (a fan-out's branches become one node with
+            their count); None never collapses; an int sets the group size. The
+            ``collapse_at`` property (the widget's "Expand" toggle) changes it later, and the
+            "Focus" zoom shows the selected execution uncollapsed with its neighbours.
         token_channel: A token Channel whose holdings the timeline draws in their own lanes.
         graph: The graph shown first, ``"lineage"`` or ``"definition"``.
 
@@ -102,6 +105,16 @@ class Debugger(DebuggerModel):
         self._graph = _check_graph(kind)
         self._moved(self.index)
 
+    @property
+    def collapse_at(self) -> int | str | None:
+        """How the lineage graph groups same-type siblings: ``"auto"``, None or a size."""
+        return self.pictures.collapse_at
+
+    @collapse_at.setter
+    def collapse_at(self, value: int | str | None) -> None:
+        self.pictures.set_collapse(value)
+        self._moved(self.index)
+
     # ---------------------------------------------------------------- pictures
     def graph_classes(self, kind: str | None = None) -> dict[str, str]:
         """The highlight classes added to SVG groups at the cursor: ``{svg id: classes}``.
@@ -130,6 +143,22 @@ class Debugger(DebuggerModel):
         if _check_graph(kind or self._graph) == "lineage":
             return self.pictures.lineage_svg(self.event.run_id, marks)
         return self.pictures.definition_svg(marks)
+
+    def focus_svg(self) -> str:
+        """The selected execution's neighbourhood in the lineage graph, uncollapsed, as SVG.
+
+        The execution (or the source or end node) the cursor's event is about, its parents
+        and children and its message partners, drawn at natural size.
+
+        Raises:
+            GraphUnavailable: Graphviz is missing, or the event is about no lineage node.
+        """
+        from dexviz.widgets.highlight import selected_node
+
+        node = selected_node(self.event)
+        if node is None:
+            raise GraphUnavailable("this event is about no execution: nothing to focus on")
+        return self.pictures.focus_svg(self.event.run_id, self.state.marks(), node)
 
     def timeline(self) -> TimelinePicture:
         """The cursor run's timeline picture (SVG and its time axis), drawn once per shape.

@@ -19,6 +19,7 @@ from dexviz.analysis.lineage import LineageGraph, lineage_graph
 from dexviz.analysis.sources import find_recorded_source
 from dexviz.history import History
 from dexviz.widgets._index import HistoryIndex
+from dexviz.widgets.focus import neighbourhood
 from dexviz.widgets.highlight import (
     CursorMarks,
     LineageLayout,
@@ -30,7 +31,7 @@ from dexviz.widgets.timeline_cursor import TimelinePicture, timeline_picture
 
 __all__ = ["AUTO_COLLAPSE_ABOVE", "GraphUnavailable", "Pictures", "RunLineage"]
 
-AUTO_COLLAPSE_ABOVE = 40
+AUTO_COLLAPSE_ABOVE = 20
 """With ``collapse_at="auto"``, runs with more executions collapse same-type siblings."""
 
 
@@ -50,6 +51,12 @@ class RunLineage:
 
 def _reason(error: Exception) -> str:
     return f"{type(error).__name__}: {error}"
+
+
+def _check_collapse(collapse_at: int | str | None) -> int | str | None:
+    if collapse_at != "auto" and collapse_at is not None and not isinstance(collapse_at, int):
+        raise ValueError(f"collapse_at must be 'auto', None or an int, got {collapse_at!r}")
+    return collapse_at
 
 
 def _live_class(spec: Any) -> type | None:
@@ -82,17 +89,16 @@ class Pictures:
     def __init__(self, history: Callable[[], History], index: HistoryIndex, *,
                  collapse_at: int | str | None = "auto", flow_source: object | None = None,
                  token_channel: str | None = None, history_dir: Path | None = None) -> None:
-        if collapse_at != "auto" and collapse_at is not None and not isinstance(collapse_at, int):
-            raise ValueError(f"collapse_at must be 'auto', None or an int, got {collapse_at!r}")
         self._history = history
         self._index = index
-        self.collapse_at = collapse_at
+        self.collapse_at = _check_collapse(collapse_at)
         self.flow_source = flow_source
         self.token_channel = token_channel
         self.history_dir = history_dir
         self._svgs = SvgCache()
         self._runs: dict[tuple[str, int], RunLineage] = {}
         self._timelines: dict[tuple[str, int], TimelinePicture] = {}
+        self._focus: dict[tuple[str, int, str], tuple[LineageLayout, str]] = {}
         self._definition: Any = None
         self._definition_error: str | None = None
 
@@ -111,6 +117,11 @@ class Pictures:
             self._runs = {k: v for k, v in self._runs.items() if k[0] != run_id}
             self._runs[key] = found
         return found
+
+    def set_collapse(self, collapse_at: int | str | None) -> None:
+        """Change the lineage grouping (``"auto"``, None or a group size); redraws later."""
+        self.collapse_at = _check_collapse(collapse_at)
+        self._runs.clear()
 
     def _collapse(self, executions: int) -> int | None:
         if self.collapse_at == "auto":
@@ -133,6 +144,30 @@ class Pictures:
         except (ImportError, RuntimeError) as error:
             raise GraphUnavailable(_reason(error)) from None
         return marked.with_classes(lineage_classes(lineage.layout, marks))
+
+    def focus_svg(self, run_id: str, marks: CursorMarks, node_id: str) -> str:
+        """The neighbourhood of one lineage node (uncollapsed), as SVG marked at the cursor.
+
+        Raises:
+            GraphUnavailable: Graphviz is missing.
+            KeyError: the node is not in the run's lineage graph.
+        """
+        from dexviz.viz._lineage_dot import lineage_dot
+
+        run = self.lineage(run_id).run
+        key = (run_id, self._index.count, node_id)
+        found = self._focus.get(key)
+        if found is None:
+            part = neighbourhood(lineage_graph(run, collapse_at=None), node_id)
+            found = (LineageLayout.of(part, self._index),
+                     lineage_dot(part, rankdir="LR", legend=False))
+            self._focus = {key: found}
+        layout, dot = found
+        try:
+            marked = self._svgs.get(dot)
+        except (ImportError, RuntimeError) as error:
+            raise GraphUnavailable(_reason(error)) from None
+        return marked.with_classes(lineage_classes(layout, marks))
 
     # ---------------------------------------------------------------- definition
     def definition_dot(self) -> str:

@@ -131,7 +131,7 @@ class DebuggerModel:
             simulation-mode Engine with a started Flow (live).
         flow_id: The Flow to follow when the Engine runs several.
         flow_source: The Flow's source for the definition graph (default: the recorded file).
-        collapse_at: Lineage collapsing: ``"auto"`` (collapse above 40 executions), None, or
+        collapse_at: Lineage collapsing: ``"auto"`` (collapse above 20 executions), None, or
             the number of same-type siblings that collapse into one node.
         token_channel: A Channel whose holdings the timeline draws in their own lanes.
         checkpoint_every: The state folder keeps a checkpoint every this many events.

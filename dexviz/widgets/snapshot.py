@@ -10,6 +10,7 @@ from __future__ import annotations
 from html import escape
 from typing import TYPE_CHECKING
 
+from dexviz.widgets.focus import scaled, with_min_width
 from dexviz.widgets.graphs import GraphUnavailable
 from dexviz.widgets.panels import (
     active_table,
@@ -36,17 +37,36 @@ def heading_html(debugger: Debugger) -> str:
     return heading(debugger.index, len(debugger), event, debugger.index_.seconds(event), status)
 
 
+ZOOMS: tuple[str, ...] = ("fit", "focus", "full", "double")
+"""Graph sizes: fit the panel (text never below 9 px), the selected execution's
+neighbourhood, natural size, and twice natural size; the panel scrolls to pan."""
+
+
 def graph_html(debugger: Debugger, kind: str | None = None, zoom: str = "fit") -> str:
     """The graph's SVG marked at the cursor, or a hint saying why it cannot be drawn.
 
     Args:
         debugger: The debugger to draw.
         kind: ``lineage`` or ``definition`` (default: the debugger's choice).
-        zoom: ``fit`` scales the picture to the panel; ``full`` keeps its natural size.
+        zoom: ``fit`` scales the picture to the panel but keeps its smallest text at 9 px
+            (the panel scrolls beyond that); ``focus`` draws the selected execution's
+            neighbourhood (lineage only); ``full`` keeps the natural size; ``double`` twice it.
+
+    Raises:
+        ValueError: an unknown ``zoom``.
     """
+    if zoom not in ZOOMS:
+        raise ValueError(f"zoom must be one of {list(ZOOMS)}, got {zoom!r}")
     box = f'<div class="dx-graph dx-zoom-{escape(zoom)}">'
     try:
-        return f"{box}{debugger.graph_svg(kind)}</div>"
+        if zoom == "focus" and (kind or debugger.graph) == "lineage":
+            return f"{box}{debugger.focus_svg()}</div>"
+        svg = debugger.graph_svg(kind)
+        if zoom == "fit":
+            svg = with_min_width(svg)
+        elif zoom == "double":
+            svg = scaled(svg, 2)
+        return f"{box}{svg}</div>"
     except GraphUnavailable as error:
         return f'{box}<p class="dx-hint">{escape(str(error))}</p></div>'
 

@@ -25,6 +25,8 @@ CSS = """
 .dexviz-debugger .dx-timeline { border: 1px solid #e2e8f0; border-radius: 6px;
   background: #fff; margin-top: 8px; padding: 4px; overflow: auto; }
 .dexviz-debugger .dx-graph.dx-zoom-full svg { max-width: none; margin: 0; }
+.dexviz-debugger .dx-graph.dx-zoom-double svg { max-width: none; margin: 0; }
+.dexviz-debugger .dx-graph.dx-zoom-focus svg { max-width: none; }
 .dexviz-debugger .dx-tl { position: relative; width: 100%; }
 .dexviz-debugger .dx-tl svg { width: 100%; max-width: none; height: auto; }
 .dexviz-debugger .dx-tl .dx-cursor { position: absolute; width: 0;

@@ -45,7 +45,8 @@ class DebuggerView:
         find_kind, find_execution, find_prev, find_next: Jump to an event kind or execution.
         breakpoint, run_to, continue_: Run to a breakpoint (Step type or event kind).
         step, fail_step, fail, cancel_execution, cancel: Live controls (live mode only).
-        graph_choice, zoom, graph, legend: The graph, which one is shown and at what size.
+        graph_choice, zoom, groups, graph, legend: The graph, which one is shown, at what
+            size (fit, focus, 1:1, 2×), and whether a fan-out's groups are expanded.
         heading, message, detail, channels, attributes, active, events: Panels.
         timeline, timeline_cursor, timeline_box: The timeline (sent once per shape) and the
             CSS rule placing its cursor (rewritten per step), in an Accordion.
@@ -103,10 +104,18 @@ class DebuggerView:
         self.graph_choice = w.ToggleButtons(options=[("Lineage", "lineage"),
                                                      ("Definition", "definition")],
                                             value=self.debugger.graph)
-        self.zoom = w.ToggleButtons(options=[("Fit", "fit"), ("1:1", "full")], value="fit",
-                                    tooltips=["fit the graph to the panel",
-                                              "natural size, scroll to move around"],
-                                    style={"button_width": "64px"})
+        self.zoom = w.ToggleButtons(
+            options=[("Fit", "fit"), ("Focus", "focus"), ("1:1", "full"), ("2×", "double")],
+            value="fit", style={"button_width": "60px"},
+            tooltips=["fit the panel (text stays readable; scroll to pan)",
+                      "the selected execution and its neighbours", "natural size",
+                      "twice the natural size"])
+        self.groups = w.ToggleButtons(
+            options=[("Grouped", "auto"), ("Expanded", "none")],
+            value="auto" if self.debugger.collapse_at is not None else "none",
+            style={"button_width": "76px"},
+            tooltips=["a fan-out's same-Step executions as one node with a count",
+                      "every execution its own node"])
 
     def _build_panels(self) -> None:
         w = self._w
@@ -140,7 +149,8 @@ class DebuggerView:
             rows.append(row(self.step, self.fail_step, self.fail, self.cancel_execution,
                             self.cancel))
         rows.append(self.message)
-        left = w.VBox([self._row(self.graph_choice, self.zoom), self.graph, self.legend],
+        left = w.VBox([self._row(self.graph_choice, self.zoom, self.groups), self.graph,
+                       self.legend],
                       layout=w.Layout(flex="3 1 0", min_width="0"))
         events_title = w.HTML('<div class="dx-title">Events</div>')
         right = w.VBox([self.detail, self.channels, self.attributes, self.active,
@@ -174,6 +184,7 @@ class DebuggerView:
         self.speed.observe(self._on_speed, names="value")
         self.graph_choice.observe(self._on_graph, names="value")
         self.zoom.observe(lambda _: self._draw_graph(), names="value")
+        self.groups.observe(self._on_groups, names="value")
         self.timeline_box.observe(lambda _: self._draw_timeline(), names="selected_index")
 
     def _action(self, action: Callable[[], object]) -> Callable[[Any], None]:
@@ -198,6 +209,10 @@ class DebuggerView:
 
     def _on_speed(self, change: dict[str, Any]) -> None:
         self.play.interval = int(change["new"])
+
+    def _on_groups(self, change: dict[str, Any]) -> None:
+        if not self._busy:
+            self.debugger.collapse_at = "auto" if change["new"] == "auto" else None
 
     def _on_graph(self, change: dict[str, Any]) -> None:
         if not self._busy:

@@ -127,7 +127,7 @@ def test_lineage_marks_at_the_token_consumption_select_and_hold_the_consumer():
     events = history()
     at = token_consumption(events)
     consumer = events[at].payload["consumer"]
-    dbg = Debugger(events)
+    dbg = Debugger(events, collapse_at=None)  # every execution its own node
     dbg.seek(at)
     classes = {k: set(v.split()) for k, v in dbg.graph_classes("lineage").items()}
     assert {"dx-selected", "dx-holder", "dx-active"} <= classes[f"exec:{consumer}"]

@@ -97,7 +97,7 @@ def test_snapshot_is_a_static_page_with_the_highlighted_svg_and_the_tables(tmp_p
     events = history()
     at = token_consumption(events)
     consumer = events[at].payload["consumer"]
-    dbg = Debugger(events, token_channel=TOKEN)
+    dbg = Debugger(events, token_channel=TOKEN, collapse_at=None)
     dbg.seek(at)
     page = dbg.snapshot(tmp_path / "debugger.html")
     assert page.startswith("<!DOCTYPE html>") and "<script" not in page

@@ -19,7 +19,7 @@ def test_sliding_to_the_token_consumption_shows_the_holder_in_the_panel_and_the_
     events = history()
     at = token_consumption(events)
     consumer = events[at].payload["consumer"]
-    dbg = Debugger(events, token_channel=TOKEN)
+    dbg = Debugger(events, token_channel=TOKEN, collapse_at=None)
     view = dbg.view
     view.slider.value = at
     assert dbg.index == at
