@@ -40,6 +40,8 @@ INSTALL_HINT = (
 """The one-line hint shown when the ``dot`` binary is missing."""
 
 _SVG = "image/svg+xml"
+_HTML = "text/html"
+_PROLOG = re.compile(r"\A(?:\s*<\?xml[^>]*>|\s*<!DOCTYPE[^>]*>|\s*<!--.*?-->)*\s*", re.S)
 _PNG = "image/png"
 _TEXT = "text/plain"
 
@@ -153,14 +155,19 @@ class GraphView(ABC):
         """Notebook display: SVG (PNG on request) plus text; DOT and a hint without Graphviz.
 
         The SVG shrinks to the output's width (see :func:`fit_svg`); ``save`` and ``render``
-        keep the natural size.
+        keep the natural size. JupyterLab draws ``image/svg+xml`` as an ``<img>`` at natural
+        size, so the same SVG also goes inline in ``text/html``, which it prefers.
         """
-        wanted = {_SVG, _TEXT} if include is None else set(include)
+        wanted = {_SVG, _HTML, _TEXT} if include is None else set(include)
         wanted -= set(exclude or ())
         bundle: dict[str, Any] = {}
         try:
-            if _SVG in wanted:
-                bundle[_SVG] = fit_svg(self.render("svg").decode("utf-8"))
+            if _SVG in wanted or _HTML in wanted:
+                svg = fit_svg(self.render("svg").decode("utf-8"))
+                if _SVG in wanted:
+                    bundle[_SVG] = svg
+                if _HTML in wanted:
+                    bundle[_HTML] = f'<div class="dexviz-graph">{_PROLOG.sub("", svg)}</div>'
             if _PNG in wanted:
                 bundle[_PNG] = base64.b64encode(self.render("png")).decode("ascii")
         except (GraphvizNotInstalledError, ImportError) as error:

@@ -35,7 +35,8 @@ def readable_width(svg: str, min_px: float = MIN_TEXT_PX) -> int | None:
     sizes = [float(size) for size in _FONT.findall(svg)]
     if box is None or not sizes or min(sizes) <= 0:
         return None
-    return math.ceil(min_px * float(box.group(1)) / min(sizes))
+    # One pixel more than the exact width: browsers lay the width out in whole device pixels.
+    return math.ceil(min_px * float(box.group(1)) / min(sizes)) + 1
 
 
 def with_min_width(svg: str, min_px: float = MIN_TEXT_PX) -> str:

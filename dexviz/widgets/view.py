@@ -113,7 +113,7 @@ class DebuggerView:
         self.groups = w.ToggleButtons(
             options=[("Grouped", "auto"), ("Expanded", "none")],
             value="auto" if self.debugger.collapse_at is not None else "none",
-            style={"button_width": "76px"},
+            style={"button_width": "84px"},
             tooltips=["a fan-out's same-Step executions as one node with a count",
                       "every execution its own node"])
 

@@ -32,3 +32,13 @@ def test_the_notebook_svg_scales_and_the_saved_one_keeps_its_size(tmp_path):
     assert root is not None and "max-width:100%" in root.group(0) and "viewBox" in root.group(0)
     saved = view.save(tmp_path / "g.svg").read_text()
     assert "max-width" not in saved and re.search(r'<svg width="\d+pt"', saved)
+
+
+@pytest.mark.requires_dot
+def test_the_notebook_html_carries_the_same_fitted_svg_inline():
+    bundle = definition_graph(CONTRACT_EDIT)._repr_mimebundle_()
+    html = bundle["text/html"]
+    assert html.startswith('<div class="dexviz-graph"><svg style="max-width:100%;height:auto"')
+    assert "<?xml" not in html and "<!DOCTYPE" not in html
+    only_svg = definition_graph(CONTRACT_EDIT)._repr_mimebundle_(include=["image/svg+xml"])
+    assert set(only_svg) == {"image/svg+xml"}

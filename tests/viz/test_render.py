@@ -74,12 +74,13 @@ def test_save_a_rendered_format_without_dot_raises(empty_path, tmp_path):
 @pytest.mark.requires_dot
 def test_mimebundle_is_svg_plus_text_and_honours_include_and_exclude():
     bundle = TinyView()._repr_mimebundle_()
-    assert set(bundle) == {"image/svg+xml", "text/plain"}
+    assert set(bundle) == {"image/svg+xml", "text/html", "text/plain"}
     assert bundle["image/svg+xml"].lstrip().startswith("<?xml")
     assert bundle["text/plain"] == "TinyView()"
     png = TinyView()._repr_mimebundle_(include=["image/png"])
     assert set(png) == {"image/png"}
-    assert TinyView()._repr_mimebundle_(exclude=["image/svg+xml"]) == {"text/plain": "TinyView()"}
+    assert TinyView()._repr_mimebundle_(exclude=["image/svg+xml", "text/html"]) == {
+        "text/plain": "TinyView()"}
 
 
 @pytest.mark.requires_dot

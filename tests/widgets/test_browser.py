@@ -27,6 +27,8 @@ import pytest
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.notebook]
 
 NOTEBOOK = Path(__file__).with_name("debugger_browser.ipynb")
+DEFINITION_NOTEBOOK = Path(__file__).with_name("debugger_definition.ipynb")
+MIN_TEXT_PX = 9.0
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update",
                  "--disable-sync", "--disable-quic"]
@@ -111,6 +113,9 @@ def lab(tmp_path: Path) -> Iterator[Lab]:
     if importlib_missing("jupyterlab") or importlib_missing("ipywidgets"):
         pytest.skip("jupyterlab and ipywidgets are needed (pip install -e '.[notebook]')")
     shutil.copy(NOTEBOOK, tmp_path / NOTEBOOK.name)
+    # Opened from a notebooks/ folder, as the tutorials are (the kernel runs there).
+    (tmp_path / "notebooks").mkdir()
+    shutil.copy(DEFINITION_NOTEBOOK, tmp_path / "notebooks" / DEFINITION_NOTEBOOK.name)
     server = Lab(tmp_path)
     try:
         server.wait_ready()
@@ -139,8 +144,8 @@ def _shot(page: object, tmp_path: Path, name: str) -> None:
     page.screenshot(path=str(folder / name), full_page=True)  # type: ignore[attr-defined]
 
 
-def _open_and_run(page: object, lab: Lab) -> None:
-    page.goto(lab.url(f"/lab/tree/{NOTEBOOK.name}"))  # type: ignore[attr-defined]
+def _open_and_run(page: object, lab: Lab, path: str = NOTEBOOK.name) -> None:
+    page.goto(lab.url(f"/lab/tree/{path}"))  # type: ignore[attr-defined]
     page.wait_for_selector(".jp-NotebookPanel .jp-Cell", timeout=RUN_TIMEOUT_MS)  # type: ignore[attr-defined]
     page.wait_for_function(  # type: ignore[attr-defined]
         "() => window.jupyterapp && window.jupyterapp.shell.currentWidget"
@@ -173,6 +178,9 @@ def test_clicking_next_three_times_moves_the_highlight_in_the_svg(lab: Lab, tmp_
             page.wait_for_function(
                 "([sel, old]) => document.querySelector(sel)?.id !== old",
                 arg=[SELECTED, before], timeout=30_000)
+            page.wait_for_function(  # the heading is redrawn after the slider's readout
+                "([sel, want]) => document.querySelector(sel)?.innerText.includes(want)",
+                arg=[".dexviz-debugger .dx-heading", "event 4 /"], timeout=30_000)
             after = selected.get_attribute("id")
             # The bundle's static snapshot is for kernel-less renderers; Lab shows the widget.
             static_shown = page.locator(".dexviz-debugger.dx-static").count()
@@ -190,3 +198,48 @@ def test_clicking_next_three_times_moves_the_highlight_in_the_svg(lab: Lab, tmp_
     assert after == "exec:StartContractEdits-1"
     assert "event 4 /" in heading and "StepExecuteCompleted" in heading
     assert "go_to EnterContractEdit-1" in detail  # the start Step's fan-out decision
+
+
+# The rendered size of every SVG text of a graph: its font size in user units times the
+# screen scale of its coordinate system (what the viewBox and CSS made of it).
+_TEXT_SIZES = """(graph) => Array.from(graph.querySelectorAll('svg text'))
+    .filter((t) => t.textContent.trim() && t.getBBox().width > 0)
+    .map((t) => { const m = t.getScreenCTM();
+                  return parseFloat(getComputedStyle(t).fontSize) * Math.hypot(m.a, m.b); })"""
+
+
+def test_definition_tab_from_notebooks_and_readable_text(lab: Lab, tmp_path: Path):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=_chromium(), args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1600, "height": 1200})
+        try:
+            _open_and_run(page, lab, f"notebooks/{DEFINITION_NOTEBOOK.name}")
+            debuggers = page.locator(".dexviz-debugger.widget-vbox")
+            page.wait_for_function("() => document.querySelectorAll("
+                                   "'.dexviz-debugger .dx-graph svg').length >= 2",
+                                   timeout=RUN_TIMEOUT_MS)
+            first, big = debuggers.nth(0), debuggers.nth(1)
+            first.locator("button", has_text="Definition").click()
+            first.locator(".dx-graph svg g.node[id='step:EnterContractEdit']").wait_for(
+                timeout=60_000)
+            definition_sizes = first.locator(".dx-graph").evaluate(_TEXT_SIZES)
+            lineage_sizes = big.locator(".dx-graph").evaluate(_TEXT_SIZES)
+            output = page.locator(".jp-OutputArea-output").filter(
+                has=page.locator("img, svg")).last
+            picture = output.locator("img, svg").first
+            picture_width = picture.evaluate("(e) => e.getBoundingClientRect().width")
+            output_width = output.evaluate("(e) => e.getBoundingClientRect().width")
+            cwd = page.locator(".jp-OutputArea-output", has_text="working folder").inner_text()
+            _shot(page, tmp_path, "debugger-definition.png")
+        except Exception:
+            _shot(page, tmp_path, "debugger-definition-failure.png")
+            raise
+        finally:
+            browser.close()
+    assert "working folder: notebooks" in cwd
+    assert definition_sizes and min(definition_sizes) >= MIN_TEXT_PX, min(definition_sizes)
+    assert len(lineage_sizes) > 20  # grouped by default: a node per Step type and fan-out
+    assert min(lineage_sizes) >= MIN_TEXT_PX, f"smallest lineage text {min(lineage_sizes):.1f} px"
+    assert 0 < picture_width <= output_width + 1
