@@ -141,7 +141,8 @@ def explore(
         faults: A FaultBudget: failures the explorer may inject at any attempt it covers.
         strategy: ``"dpor"`` (default), ``"dfs"``, ``"pct"`` or ``"random"``.
         max_schedules: Stop after this many schedules.
-        max_depth: Cut every schedule after this many steps (then it is not exhaustive).
+        max_depth: Cut every schedule after this many steps (counted in ``depth_bounded``;
+            a search that cut any schedule is not a proof).
         time_budget: Stop starting schedules after this many seconds.
         seed: The random source of ``"pct"`` and ``"random"``.
         pct_depth: The bug depth PCT targets (its bound is stated in the report).
@@ -179,7 +180,7 @@ def explore(
         bound = PctBound(pct_depth, tally.units, tally.longest, tally.schedules)
     return ExplorationReport(
         strategy, tally.schedules, len(tally.states), tally.pruned,
-        complete and not tally.depth_bounded and not tally.found, clock() - started,
+        complete, clock() - started,
         violations, frozenset(tally.terminal), tuple(c.name for c in setup.checks), bound,
         stopped, tally.depth_bounded, tally.graph,
     )

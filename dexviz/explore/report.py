@@ -75,8 +75,9 @@ class ExplorationReport:
         distinct_states: How many canonical states they reached (see ``explore.state``).
         pruned: Branches the reduction proved redundant and never ran (each a subtree of
             one or more schedules), plus schedules stopped early by a sleep set.
-        exhaustive: True when every schedule within the bounds was covered (dfs and dpor only,
-            and only if no limit stopped the search and no schedule hit ``max_depth``).
+        exhaustive: True when the search covered every schedule within its bounds (dfs and
+            dpor only, and no ``max_schedules``, ``time_budget`` or violation stopped it early);
+            ``depth_bounded`` says whether ``max_depth`` cut schedules short.
         wall_time_s: Seconds the exploration took, shrinking included.
         violations: Each violated check with its shortest trace found.
         terminal_states: The canonical states of the schedules that ran out of work.
@@ -107,8 +108,8 @@ class ExplorationReport:
 
     @property
     def proven(self) -> bool:
-        """True when the checks hold in every schedule within the bounds."""
-        return self.ok and self.exhaustive
+        """True when the checks hold in every schedule, none of them cut by ``max_depth``."""
+        return self.ok and self.exhaustive and not self.depth_bounded
 
     def summary(self) -> Mapping[str, Any]:
         """The counts as a plain mapping (for tables and JSON)."""
@@ -128,13 +129,16 @@ class ExplorationReport:
         checks = ", ".join(self.checks) or "no checks"
         if self.violations:
             return f"VIOLATED {self.violations[0].check}: {self.violations[0].message}"
-        if self.exhaustive:
+        if self.proven:
             return f"PROVEN {checks} for every schedule ({self.schedules} run)"
+        if self.exhaustive:
+            return (f"no violation of {checks} in any schedule up to max_depth steps "
+                    f"({self.depth_bounded} of {self.schedules} cut there); not a proof")
         why = f" (stopped by {self.stopped_by})" if self.stopped_by else ""
         return f"no violation of {checks} in {self.schedules} schedules{why}; not exhaustive"
 
     def __str__(self) -> str:
-        lines = [self.verdict()]
+        lines = [] if self.violations else [self.verdict()]
         lines.append(", ".join(f"{k}={v}" for k, v in self.summary().items()))
         if self.bound is not None:
             lines.append(str(self.bound))

@@ -195,6 +195,35 @@ class ClientFlow(Flow[str]):
         return RPCResult(text)
 
 
+class Bump(Step[int]):
+    """Read-modify-write the note under its lock; the last one completes with what it saw."""
+
+    def get_step_options(self) -> StepOptions:
+        return StepOptions(execute_lock_attributes=(NOTE.lock(),))
+
+    def execute(self, context: Context, i: int) -> StepDecision:
+        seen = NOTE.get(context) or ""
+        NOTE.set(context, seen + str(i))
+        return graceful_complete(seen) if len(seen) == 1 else dead_end()
+
+
+class Pair(Step[int]):
+    """Start two bumpers."""
+
+    def execute(self, context: Context, n: int) -> StepDecision:
+        return go_to_many(StepMovement.of(Bump, 1), StepMovement.of(Bump, 2))
+
+
+class LockFlow(Flow[int]):
+    """Two Steps take the same Attribute lock (every step is then treated as dependent)."""
+
+    def get_steps(self) -> StepList[int]:
+        return StepList.start_step(Pair()).other_steps(Bump())
+
+    def get_persistence_schema(self) -> PersistenceSchema:
+        return PersistenceSchema.of(NOTE)
+
+
 @dataclass(frozen=True)
 class Case:
     """One Flow to explore, with its input and what to interleave."""
@@ -228,6 +257,7 @@ CASES = (
          actions=(Action.set_attribute(NOTE, "client"), Action.publish(GO, "x"))),
     Case("client-rpc", ClientFlow(), "t",
          actions=(Action.invoke_rpc(ClientFlow.annotate, "rpc"), Action.publish(GO, "x"))),
+    Case("locks", LockFlow(), 0),
     Case("tick-fails", ClientFlow(), "t", actions=(Action.publish(GO, "x", count=2),),
          faults=FaultBudget.of(Tick, count=1)),
 )

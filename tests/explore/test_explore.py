@@ -7,7 +7,18 @@ from typing import Any
 import pytest
 
 import dexviz
-from dexviz import FlowStatus, History
+from dexviz import (
+    Context,
+    Flow,
+    FlowStatus,
+    History,
+    Step,
+    StepDecision,
+    StepList,
+    StepMovement,
+    dead_end,
+    go_to_many,
+)
 from dexviz.engine.choice import FaultBudget
 from dexviz.examples.contract_edit import (
     CONTRACT_EDIT_TOKEN,
@@ -16,7 +27,14 @@ from dexviz.examples.contract_edit import (
     SaveContractEdit,
 )
 from dexviz.examples.contract_edit_broken import BrokenContractEditFlow
-from dexviz.explore import Action, ExplorationReport, ViolationRun, checks, explore
+from dexviz.explore import (
+    Action,
+    ExplorationReport,
+    NondeterminismError,
+    ViolationRun,
+    checks,
+    explore,
+)
 from tests.explore.flows import GO, ClientFlow, RaceFlow
 
 TOKEN = "contractEditToken"
@@ -117,7 +135,8 @@ def test_limits_make_a_search_partial() -> None:
                      progress=False)
     assert capped.schedules == 3 and not capped.exhaustive and capped.stopped_by == "max_schedules"
     shallow = explore(flow, input, check=SEED_CHECKS, max_depth=5, progress=False)
-    assert shallow.depth_bounded > 0 and not shallow.exhaustive
+    assert shallow.depth_bounded > 0 and shallow.exhaustive and not shallow.proven
+    assert "not a proof" in shallow.verdict()
     timed = explore(flow, input, check=SEED_CHECKS, strategy="dfs", time_budget=0.0,
                     progress=False)
     assert timed.schedules == 1 and timed.stopped_by == "time_budget"
@@ -167,3 +186,34 @@ def test_builtin_checks_reject_bad_input() -> None:
         checks.exclusive(3)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="count must be >= 1"):
         Action.publish(TOKEN, "x", count=0)
+
+
+CALLS: list[int] = []
+
+
+class Moody(Step[int]):
+    """Starts one more branch each time it runs: a handler with memory outside the engine."""
+
+    def execute(self, context: Context, n: int) -> StepDecision:
+        CALLS.append(n)
+        return go_to_many(*[StepMovement.of(Rest, i) for i in range(len(CALLS) + 1)])
+
+
+class Rest(Step[int]):
+    """Ends its branch."""
+
+    def execute(self, context: Context, i: int) -> StepDecision:
+        return dead_end()
+
+
+class MoodyFlow(Flow[int]):
+    """Not deterministic: replaying a prefix meets other options."""
+
+    def get_steps(self) -> StepList[int]:
+        return StepList.start_step(Moody()).other_steps(Rest())
+
+
+def test_a_flow_that_is_not_deterministic_is_reported_not_explored_wrongly() -> None:
+    CALLS.clear()
+    with pytest.raises(NondeterminismError, match="depends on something outside the engine"):
+        explore(MoodyFlow(), 0, check=[], strategy="dfs", progress=False)
