@@ -143,7 +143,7 @@ def test_demo_reports_an_unwritable_output_folder(monkeypatch, tmp_path, capsys)
     blocker = tmp_path / "a-file"
     blocker.write_text("")
     monkeypatch.setattr(cli, "_simulate_contract_edits", lambda **_: _fake_demo([]))
-    assert cli.main(["demo", "--out", str(blocker / "sub")]) == 2
+    assert cli.main(["demo", "--out", str(blocker / "sub")]) == 1
     err = capsys.readouterr().err
     assert err.startswith("dexviz demo: error: cannot create output folder")
     assert len(err.strip().splitlines()) == 1
@@ -204,17 +204,17 @@ def _assert_one_line_error(err: str, *fragments: str) -> None:
         assert fragment in lines[0]
 
 
-def test_graph_missing_file_exits_2(capsys, tmp_path):
+def test_graph_missing_file_exits_1(capsys, tmp_path):
     missing = tmp_path / "nowhere.py"
     code, out, err = _graph(capsys, str(missing), "-o", "-")
-    assert code == 2
+    assert code == 1
     assert out == ""
     _assert_one_line_error(err, "no such file", str(missing))
 
 
 def test_graph_directory_is_not_a_file(capsys, tmp_path):
     code, _, err = _graph(capsys, str(tmp_path), "-o", "-")
-    assert code == 2
+    assert code == 1
     _assert_one_line_error(err, "not a file")
 
 
@@ -246,19 +246,19 @@ def test_graph_unknown_flow_name_exits_2(capsys):
     _assert_one_line_error(err, "NoSuchFlow")
 
 
-def test_graph_file_without_a_flow_exits_2(capsys, tmp_path):
+def test_graph_file_without_a_flow_exits_1(capsys, tmp_path):
     source = tmp_path / "plain.py"
     source.write_text("def helper():\n    return 1\n")
     code, _, err = _graph(capsys, str(source), "-o", "-")
-    assert code == 2
+    assert code == 1
     _assert_one_line_error(err, "plain.py")
 
 
-def test_graph_syntax_error_exits_2(capsys, tmp_path):
+def test_graph_syntax_error_exits_1(capsys, tmp_path):
     source = tmp_path / "broken.py"
     source.write_text("class Broken(:\n")
     code, _, err = _graph(capsys, str(source), "-o", "-")
-    assert code == 2
+    assert code == 1
     _assert_one_line_error(err)
 
 
@@ -364,5 +364,5 @@ def test_history_summarises_a_saved_run(tmp_path, capsys):
 def test_history_reports_a_malformed_file_with_its_line(tmp_path, capsys):
     path = tmp_path / "bad.jsonl"
     path.write_text('{"format": "dexviz-history", "version": 1, "flow_id": "f"}\nnot json\n')
-    assert cli.main(["history", str(path)]) == 2
+    assert cli.main(["history", str(path)]) == 1
     assert "line 2: invalid JSON" in capsys.readouterr().err

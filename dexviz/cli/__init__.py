@@ -13,18 +13,18 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from dexviz.cli.common import (
     EXIT_FAILED,
     EXIT_OK,
-    EXIT_USAGE,
-    CliError,
+    RUN_OUTPUT_NAMES,
     parse_flow_spec,
     positive_int,
     prepare_out_dir,
 )
 from dexviz.cli.explore import add_explore_parser
+from dexviz.cli.failures import OneLineParser, add_debug_flag, run_reporting_failures
 from dexviz.cli.graph import GRAPH_FORMATS, add_graph_parser
 from dexviz.cli.report import add_report_parser
 from dexviz.cli.run import add_history_parser, add_run_parser, write_views
@@ -33,6 +33,8 @@ __all__ = ["GRAPH_FORMATS", "DemoRun", "EditInterval", "find_overlaps", "main", 
 
 DEFAULT_DEMO_OUT = "demo-output"
 TOKEN_CHANNEL = "contractEditToken"
+DEMO_OUTPUT_NAMES = ("definition.svg", "definition.dot")
+"""What ``dexviz demo`` writes besides a run's views."""
 
 
 class EditInterval(Protocol):
@@ -88,32 +90,34 @@ def main(argv: Sequence[str] | None = None) -> int:
         argv: The arguments after the program name.
 
     Returns:
-        The process exit code: 0 on success, 1 when a check fails, 2 for bad input.
+        The process exit code: 0 on success, 1 when a check fails or the command cannot do
+        its work (reported as one line on stderr), 2 for a usage error, 130 when interrupted.
     """
     parser = build_parser()
     args = parser.parse_args(argv)
     command: Callable[[argparse.Namespace], int] = args.command
-    try:
-        return command(args)
-    except CliError as error:
-        print(f"dexviz {args.command_name}: error: {error}", file=sys.stderr)
-        return EXIT_USAGE
+    return run_reporting_failures(command, args)
 
 
 def build_parser() -> argparse.ArgumentParser:
     """Build the argument parser with one subparser per subcommand."""
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="dexviz",
         description="Dex in a notebook: simulate Dex Flows and draw what they do.",
     )
     parser.add_argument("--version", action="version", version=f"dexviz {_version()}")
-    subparsers = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)
+    # Subparsers are OneLineParsers too (argparse uses the parent's class); typed as the base.
+    subparsers = cast(
+        "argparse._SubParsersAction[argparse.ArgumentParser]",
+        parser.add_subparsers(title="commands", metavar="COMMAND", required=True),
+    )
     _add_demo_parser(subparsers)
     add_run_parser(subparsers)
     add_history_parser(subparsers)
     add_graph_parser(subparsers)
     add_report_parser(subparsers)
     add_explore_parser(subparsers)
+    add_debug_flag(parser)
     return parser
 
 
@@ -149,14 +153,14 @@ def _add_demo_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
+    out_dir = Path(args.out)
+    prepare_out_dir(out_dir, (*RUN_OUTPUT_NAMES, *DEMO_OUTPUT_NAMES))
     demo = _simulate_contract_edits(seed=args.seed, reviewers=args.reviewers)
     print(f"ContractEditFlow with {args.reviewers} reviewers, seed {args.seed}: {demo.status}")
     if demo.error_message:
         print(f"  error: {demo.error_message}")
     for line in format_records(demo.records):
         print(line)
-    out_dir = Path(args.out)
-    prepare_out_dir(out_dir)
     checked = _check_demo(demo)
     return max(checked, _write_demo_views(demo.run, out_dir))
 

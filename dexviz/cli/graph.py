@@ -7,7 +7,16 @@ import sys
 from pathlib import Path
 from typing import Protocol
 
-from dexviz.cli.common import EXIT_OK, CliError, check_source, describe, parse_flow_spec
+from dexviz.cli.common import (
+    EXIT_FAILED,
+    EXIT_OK,
+    CliError,
+    UsageError,
+    check_source,
+    describe,
+    parse_flow_spec,
+    refuse_symlinks,
+)
 
 GRAPH_FORMATS = (".svg", ".png", ".pdf", ".dot", ".json", ".md")
 """File suffixes ``dexviz graph -o`` accepts; ``-o -`` prints DOT text instead."""
@@ -45,28 +54,39 @@ def add_graph_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
 
 def _cmd_graph(args: argparse.Namespace) -> int:
     path, flow = parse_flow_spec(args.source)
-    check_source(path)
     output: str = args.output
     if output != "-":
         _check_graph_format(output)
-    options = _graph_options(args)
+        refuse_symlinks(Path(output))
+    check_source(path)
+    graph = _definition_graph(path, flow, _graph_options(args))
     try:
-        graph = _definition_graph(path, flow, options)
         if output == "-":
             sys.stdout.write(graph.to_dot())
         else:
             graph.save(output)
-    except Exception as error:  # one clear line instead of a traceback, whatever went wrong
+    except OSError:
+        raise
+    except Exception as error:  # Graphviz missing or failing: one clear line
         raise CliError(describe(error)) from error
     if output != "-":
         print(f"wrote {output}")
-    return EXIT_OK
+    return _report_diagnostics(graph)
+
+
+def _report_diagnostics(graph: _Graph) -> int:
+    """Print the analyzer's errors and warnings to stderr; exit 1 if there is an error."""
+    diagnostics = graph.model.diagnostics
+    for diagnostic in diagnostics:
+        print(f"dexviz graph: {describe(diagnostic.format())}", file=sys.stderr)
+    errors = sum(1 for d in diagnostics if d.severity == "error")
+    return EXIT_FAILED if errors else EXIT_OK
 
 
 def _check_graph_format(output: str) -> None:
     suffix = Path(output).suffix.lower()
     if suffix not in GRAPH_FORMATS:
-        raise CliError(
+        raise UsageError(
             f"unknown output format {suffix or output!r} (the suffix of -o must be one of "
             f"{list(GRAPH_FORMATS)}, or use '-o -' for DOT on stdout)"
         )
@@ -81,7 +101,21 @@ def _graph_options(args: argparse.Namespace) -> dict[str, object]:
     return options
 
 
+class _Diagnostic(Protocol):
+    @property
+    def severity(self) -> str: ...
+
+    def format(self) -> str: ...
+
+
+class _Model(Protocol):
+    @property
+    def diagnostics(self) -> tuple[_Diagnostic, ...]: ...
+
+
 class _Graph(Protocol):
+    model: _Model
+
     def to_dot(self) -> str: ...
 
     def save(self, path: str) -> object: ...
@@ -89,6 +123,12 @@ class _Graph(Protocol):
 
 def _definition_graph(path: Path, flow: str | None, options: dict[str, object]) -> _Graph:
     import dexviz
+    from dexviz.analysis.definition import DefinitionSourceError
 
-    graph: _Graph = dexviz.definition_graph(str(path), flow=flow, **options)
+    try:
+        graph: _Graph = dexviz.definition_graph(str(path), flow=flow, **options)
+    except DefinitionSourceError as error:
+        # Naming a Flow the file lacks, or none when it has several, is a command-line mistake.
+        wrong_name = error.code == "multiple_flows" or (flow and error.code == "flow_not_found")
+        raise (UsageError if wrong_name else CliError)(describe(error)) from error
     return graph

@@ -12,7 +12,14 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from dexviz.cli.common import EXIT_OK, CliError, check_source, describe
+from dexviz.cli.common import (
+    EXIT_OK,
+    CliError,
+    UsageError,
+    check_source,
+    describe,
+    refuse_symlinks,
+)
 
 __all__ = ["add_report_parser", "cmd_report", "load_history"]
 
@@ -70,7 +77,7 @@ def _from_file(path: Path, flow: str | None) -> Any:
     except (dexviz.HistoryFormatError, UnicodeDecodeError) as error:
         raise CliError(describe(error)) from error
     if flow is not None and len(history) and history.flow_id != flow:
-        raise CliError(f"{str(path)!r} holds Flow {history.flow_id!r}, not {flow!r}")
+        raise UsageError(f"{str(path)!r} holds Flow {history.flow_id!r}, not {flow!r}")
     return history
 
 
@@ -107,7 +114,8 @@ def cmd_report(args: argparse.Namespace) -> int:
         check_source(Path(args.source))
     out = Path(args.out) if args.out else path.with_suffix(".html")
     if out.suffix.lower() not in (".html", ".htm"):
-        raise CliError(f"the report is an HTML file: name it *.html, not {str(out)!r}")
+        raise UsageError(f"the report is an HTML file: name it *.html, not {str(out)!r}")
+    refuse_symlinks(out)
     try:
         written = write_report(history, out, token_channel=args.channel,
                                flow_source=args.source, graph=args.graph)

@@ -16,7 +16,9 @@ from typing import Any
 from dexviz.cli.common import (
     EXIT_FAILED,
     EXIT_OK,
+    RUN_OUTPUT_NAMES,
     CliError,
+    UsageError,
     check_source,
     describe,
     parse_flow_spec,
@@ -68,7 +70,7 @@ def load_flow(path: Path, name: str | None) -> Any:
     sys.modules[module_name] = module
     try:
         spec.loader.exec_module(module)
-    except Exception as error:
+    except (Exception, SystemExit) as error:  # a module that calls sys.exit() on import
         raise CliError(f"importing {str(path)!r} failed: {describe(error)}") from error
     flows = {
         value.__name__: value
@@ -79,11 +81,13 @@ def load_flow(path: Path, name: str | None) -> Any:
     }
     if name is not None:
         if name not in flows:
-            raise CliError(f"{str(path)!r} has no Flow class {name!r} (found: {sorted(flows)})")
+            raise UsageError(
+                f"{str(path)!r} has no Flow class {name!r} (found: {sorted(flows)})"
+            )
         return flows[name]()
     if len(flows) != 1:
         found = sorted(flows) or "none"
-        raise CliError(
+        raise UsageError(
             f"{str(path)!r} defines {len(flows)} Flow classes ({found}); write FILE.py:Name"
         )
     return next(iter(flows.values()))()
@@ -95,7 +99,7 @@ def _start_input(flow: Any, text: str) -> Any:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as error:
-        raise CliError(f"--input is not JSON: {error.msg} at column {error.colno}") from error
+        raise UsageError(f"--input is not JSON: {error.msg} at column {error.colno}") from error
     definition = dexviz.Registry([flow], allow_async_handlers=True).definition(flow)
     if definition.start is None:
         return None
@@ -103,7 +107,8 @@ def _start_input(flow: Any, text: str) -> Any:
     try:
         return codecs.from_json_ready(definition.start.input_type, data)
     except Exception as error:
-        raise CliError(f"--input does not fit the start Step's input: {describe(error)}") from error
+        detail = describe(error)
+        raise UsageError(f"--input does not fit the start Step's input: {detail}") from error
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -112,6 +117,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     path, name = parse_flow_spec(args.source)
     check_source(path)
+    prepare_out_dir(Path(args.out), RUN_OUTPUT_NAMES)
     flow = load_flow(path, name)
     try:
         run = dexviz.simulate(flow, _start_input(flow, args.input), seed=args.seed)
@@ -151,7 +157,7 @@ def check_channel(history: Any, channel: str | None) -> None:
     try:
         holdings(history, channel)
     except ValueError as error:
-        raise CliError(f"--channel: {error}") from None
+        raise UsageError(f"--channel: {error}") from None
 
 
 def write_views(history: Any, out_dir: Path, channel: str | None) -> int:
@@ -159,7 +165,7 @@ def write_views(history: Any, out_dir: Path, channel: str | None) -> int:
     from dexviz.viz.run_outputs import summarize_run, write_run_outputs
 
     check_channel(history, channel)
-    prepare_out_dir(out_dir)
+    prepare_out_dir(out_dir, RUN_OUTPUT_NAMES)
     paths = write_run_outputs(history, out_dir, channel=channel)
     summary = summarize_run(history, channel=channel)
     print(summary)

@@ -103,12 +103,14 @@ class _FlowBuilder:
             raise TypeError(f"Registry takes Flow instances, got {type(flow).__name__}")
         self.flow = flow
         self.registry = registry
-        self.flow_type = _call_hook(f"Flow class {type(flow).__name__}", flow.get_flow_type)
+        self.flow_type = _call_hook(
+            f"Flow class {type(flow).__name__}", "get_flow_type", flow.get_flow_type
+        )
         _check_identifier(f"Flow type {self.flow_type!r}", self.flow_type)
 
     def build(self) -> FlowDefinition:
         flow_where = f"Flow {self.flow_type!r}"
-        step_list = _call_hook(flow_where, self.flow.get_steps)
+        step_list = _call_hook(flow_where, "get_steps", self.flow.get_steps)
         if len(step_list.start) > 1:
             names = ", ".join(s.get_step_type() for s in step_list.start)
             raise FlowDefinitionError(f"Flow {self.flow_type!r} has two start Steps: {names}")
@@ -125,7 +127,8 @@ class _FlowBuilder:
             timeout_handler_is_async=inspect.iscoroutinefunction(type(self.flow).handle_timeout),
         )
         self._index_steps(definition, steps)
-        self._index_schema(definition, _call_hook(flow_where, self.flow.get_persistence_schema))
+        schema = _call_hook(flow_where, "get_persistence_schema", self.flow.get_persistence_schema)
+        self._index_schema(definition, schema)
         self._index_rpcs(definition)
         self._check_routes(definition)
         self._check_step_locks(definition)
@@ -146,7 +149,9 @@ class _FlowBuilder:
                 f"Flow {self.flow_type!r}: StepList takes Step instances, got {type(step).__name__}"
             )
         step_type = _call_hook(
-            f"Flow {self.flow_type!r}, Step class {type(step).__name__}", step.get_step_type
+            f"Flow {self.flow_type!r}, Step class {type(step).__name__}",
+            "get_step_type",
+            step.get_step_type,
         )
         _check_identifier(f"{self._where(step_type)}: Step type", step_type)
         cls = type(step)
@@ -173,7 +178,7 @@ class _FlowBuilder:
                 "allow_async_handlers=True (dexviz.Engine and dexviz.simulate do)"
             )
         self._check_codec(input_type, step_type)
-        options = _call_hook(self._where(step_type), step.get_step_options)
+        options = _call_hook(self._where(step_type), "get_step_options", step.get_step_options)
         if options is not None and not isinstance(options, StepOptions):
             raise FlowDefinitionError(
                 f"{self._where(step_type)}: get_step_options must return StepOptions or None, "
@@ -295,12 +300,11 @@ class _FlowBuilder:
                 ) from error
 
 
-def _call_hook(where: str, hook: Callable[[], Any]) -> Any:
+def _call_hook(where: str, name: str, hook: Callable[[], Any]) -> Any:
     """Call a definition hook (get_steps, get_step_options, ...); its error names the Flow."""
     try:
         return hook()
     except Exception as error:  # noqa: BLE001 - user code: any error is a bad definition
-        name = getattr(hook, "__name__", "hook")
         raise FlowDefinitionError(
             f"{where}: {name}() raised {type(error).__name__}: {error}"
         ) from error

@@ -37,31 +37,31 @@ def _error(capsys) -> str:
     return capsys.readouterr().err.strip()
 
 
-def test_missing_history_exits_2(tmp_path, capsys):
-    assert cli.main(["report", str(tmp_path / "none.jsonl")]) == 2
+def test_missing_history_exits_1(tmp_path, capsys):
+    assert cli.main(["report", str(tmp_path / "none.jsonl")]) == 1
     assert "no such file" in _error(capsys)
 
 
-def test_a_file_that_is_not_a_history_exits_2_naming_the_line(tmp_path, capsys):
+def test_a_file_that_is_not_a_history_exits_1_naming_the_line(tmp_path, capsys):
     bad = tmp_path / "bad.jsonl"
     bad.write_text("not json\n", encoding="utf-8")
-    assert cli.main(["report", str(bad)]) == 2
+    assert cli.main(["report", str(bad)]) == 1
     assert "dexviz report: error:" in (err := _error(capsys)) and "line 1" in err
     assert not bad.with_suffix(".html").exists()
 
 
-def test_an_empty_file_exits_2(tmp_path, capsys):
+def test_an_empty_file_exits_1(tmp_path, capsys):
     empty = tmp_path / "empty.jsonl"
     empty.write_text("", encoding="utf-8")
-    assert cli.main(["report", str(empty)]) == 2
+    assert cli.main(["report", str(empty)]) == 1
     assert "empty.jsonl" in (err := _error(capsys)) and "empty" in err
 
 
-def test_a_history_without_events_exits_2(tmp_path, capsys):
+def test_a_history_without_events_exits_1(tmp_path, capsys):
     header = tmp_path / "header.jsonl"
     header.write_text('{"format": "dexviz-history", "version": 1, "flow_id": "flow-1"}\n',
                       encoding="utf-8")
-    assert cli.main(["report", str(header)]) == 2
+    assert cli.main(["report", str(header)]) == 1
     assert "nothing to replay" in _error(capsys)
 
 
@@ -75,13 +75,13 @@ def test_an_output_that_is_not_html_exits_2(saved, tmp_path, capsys):
     assert "name it *.html" in _error(capsys)
 
 
-def test_an_unwritable_output_exits_2(saved, tmp_path, capsys):
-    assert cli.main(["report", str(saved), "-o", str(tmp_path / "no" / "dir" / "r.html")]) == 2
+def test_an_unwritable_output_exits_1(saved, tmp_path, capsys):
+    assert cli.main(["report", str(saved), "-o", str(tmp_path / "no" / "dir" / "r.html")]) == 1
     assert "cannot write" in _error(capsys)
 
 
-def test_a_missing_flow_source_exits_2(saved, tmp_path, capsys):
-    assert cli.main(["report", str(saved), "--source", str(tmp_path / "flow.py")]) == 2
+def test_a_missing_flow_source_exits_1(saved, tmp_path, capsys):
+    assert cli.main(["report", str(saved), "--source", str(tmp_path / "flow.py")]) == 1
     assert "no such file" in _error(capsys)
 
 
