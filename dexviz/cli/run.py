@@ -23,6 +23,7 @@ from dexviz.cli.common import (
     describe,
     parse_flow_spec,
     prepare_out_dir,
+    refuse_symlinks,
 )
 
 
@@ -117,7 +118,8 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     path, name = parse_flow_spec(args.source)
     check_source(path)
-    prepare_out_dir(Path(args.out), RUN_OUTPUT_NAMES)
+    out = Path(args.out)
+    refuse_symlinks(out, *(out / file for file in RUN_OUTPUT_NAMES))  # before simulating
     flow = load_flow(path, name)
     try:
         run = dexviz.simulate(flow, _start_input(flow, args.input), seed=args.seed)
