@@ -15,6 +15,7 @@ from dexviz.cli.common import (
     EXIT_FAILED,
     EXIT_OK,
     CliError,
+    UsageError,
     check_source,
     describe,
     parse_flow_spec,
@@ -73,15 +74,15 @@ def parse_check(text: str) -> Any:
             return checks.status(FlowStatus[parts[0].upper()])
         except KeyError:
             names = ", ".join(s.name for s in FlowStatus)
-            raise CliError(f"--check {text!r}: unknown status (one of {names})") from None
-    raise CliError(f"--check {text!r}: expected {CHECK_HELP.split(': ', 1)[1]}")
+            raise UsageError(f"--check {text!r}: unknown status (one of {names})") from None
+    raise UsageError(f"--check {text!r}: expected {CHECK_HELP.split(': ', 1)[1]}")
 
 
 def _count(text: str, option: str) -> int:
     try:
         return int(text)
     except ValueError:
-        raise CliError(f"{option!r}: {text!r} is not a whole number") from None
+        raise UsageError(f"{option!r}: {text!r} is not a whole number") from None
 
 
 def parse_budget(values: list[str]) -> Any:
@@ -105,14 +106,15 @@ def _start_input(flow: Any, text: str) -> Any:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as error:
-        raise CliError(f"--input is not JSON: {error.msg} at column {error.colno}") from error
+        raise UsageError(f"--input is not JSON: {error.msg} at column {error.colno}") from error
     definition = dexviz.Registry([flow], allow_async_handlers=True).definition(flow)
     if definition.start is None:
         return None
     try:
         return dexviz.CodecRegistry().from_json_ready(definition.start.input_type, data)
     except Exception as error:
-        raise CliError(f"--input does not fit the start Step's input: {describe(error)}") from error
+        detail = describe(error)
+        raise UsageError(f"--input does not fit the start Step's input: {detail}") from error
 
 
 def cmd_explore(args: argparse.Namespace) -> int:
@@ -124,7 +126,7 @@ def cmd_explore(args: argparse.Namespace) -> int:
     check_source(path)
     checks = [parse_check(text) for text in args.check]
     if not checks:
-        raise CliError("give at least one --check (e.g. --check terminates)")
+        raise UsageError("give at least one --check (e.g. --check terminates)")
     flow = load_flow(path, name)
     start_input = _start_input(flow, args.input)
     try:

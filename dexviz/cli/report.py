@@ -95,7 +95,7 @@ def _from_store(path: Path, flow: str | None) -> Any:
         if flow is None or flow not in flows:
             listed = ", ".join(flows) or "none"
             what = "choose one with --flow ID" if flow is None else f"it has no Flow {flow!r}"
-            raise CliError(f"{str(path)!r} is a store of {len(flows)} Flow(s) ({listed}); "
+            raise UsageError(f"{str(path)!r} is a store of {len(flows)} Flow(s) ({listed}); "
                            f"{what}")
         return store.history(flow)
     except StoreError as error:
