@@ -25,6 +25,7 @@ from dexviz.cli.common import (
     prepare_out_dir,
     refuse_symlinks,
 )
+from dexviz.cli.stored import is_sqlite, stored_history
 
 
 def add_run_parser(subparsers: Any) -> None:
@@ -50,10 +51,14 @@ def add_history_parser(subparsers: Any) -> None:
     """Register ``dexviz history``."""
     history = subparsers.add_parser(
         "history",
-        help="summarise a saved history.jsonl and redraw its views",
-        description="Load a history written by dexviz (to_jsonl) and print its summary.",
+        help="summarise a saved history.jsonl (or a stored run) and redraw its views",
+        description=(
+            "Load a history written by dexviz (to_jsonl), or one Flow's history from a SQLite "
+            "store (runs.db --flow ID), and print its summary."
+        ),
     )
-    history.add_argument("path", metavar="HISTORY.jsonl")
+    history.add_argument("path", metavar="HISTORY.jsonl|RUNS.db")
+    history.add_argument("--flow", help="the Flow id to read from a SQLite store")
     history.add_argument("--out", help="also write the views into this folder")
     history.add_argument("--channel", help="a token Channel to check for exclusive sections")
     history.set_defaults(command=cmd_history, command_name="history")
@@ -136,10 +141,15 @@ def cmd_history(args: argparse.Namespace) -> int:
 
     path = Path(args.path)
     check_source(path)
-    try:
-        history = dexviz.History.load(path)
-    except dexviz.HistoryFormatError as error:
-        raise CliError(str(error)) from error
+    if is_sqlite(path):
+        history = stored_history(path, args.flow)
+    elif args.flow is not None:
+        raise CliError(f"--flow reads a SQLite store; {str(path)!r} is not one")
+    else:
+        try:
+            history = dexviz.History.load(path)
+        except dexviz.HistoryFormatError as error:
+            raise CliError(str(error)) from error
     check_channel(history, args.channel)
     if args.out is None:
         from dexviz.viz.run_outputs import summarize_run

@@ -197,7 +197,13 @@ class Engine:
         """Run one unit (a method attempt and its commit, a timer, a callback); return events."""
         self._check_open()
         produced = self._rt.run_unit()
+        self._acknowledge()
         return [] if produced is None else produced
+
+    def _acknowledge(self) -> None:
+        """Before control returns to the caller, wait for the fsync of a ``group`` store."""
+        if self._rt.durable is not None:
+            self._rt.durable()
 
     def run(
         self, until: Breakpoint | None = None, *, max_units: int = DEFAULT_MAX_UNITS
@@ -211,15 +217,18 @@ class Engine:
         self._check_open()
         predicate = breakpoint_predicate(until, self.step_types) if until is not None else None
         produced: list[Event] = []
-        with relaxed_gc():
-            for _ in range(max_units):
-                events = self._rt.run_unit()
-                if events is None:
-                    return produced
-                produced.extend(events)
-                if predicate is not None and any(predicate(e) for e in events):
-                    return produced
-        raise self._limit(max_units)
+        try:
+            with relaxed_gc():
+                for _ in range(max_units):
+                    events = self._rt.run_unit()
+                    if events is None:
+                        return produced
+                    produced.extend(events)
+                    if predicate is not None and any(predicate(e) for e in events):
+                        return produced
+            raise self._limit(max_units)
+        finally:
+            self._acknowledge()
 
     @property
     def step_types(self) -> frozenset[str]:

@@ -33,6 +33,16 @@ class GroupSync:
         self._thread = threading.Thread(target=self._loop, name="dexviz-group-fsync", daemon=True)
         self._thread.start()
 
+    @property
+    def commits(self) -> int:
+        """Commits counted so far."""
+        return self._committed
+
+    @property
+    def durable_commits(self) -> int:
+        """Commits known to be on disk."""
+        return self._durable
+
     def committed(self) -> None:
         """Count one commit written to the WAL."""
         with self._cond:

@@ -107,6 +107,10 @@ class LiveScheduler:
         if threading.current_thread() is not self._thread:
             self._thread.join(timeout)
 
+    def on_engine_thread(self) -> bool:
+        """Whether the caller is the engine's own thread (running a unit)."""
+        return threading.current_thread() is self._thread
+
     @property
     def alive(self) -> bool:
         """Whether the engine thread still runs."""

@@ -69,14 +69,23 @@ class Recorder:
         return event
 
     def commit(self) -> list[Event]:
-        """Commit every buffered event, one store transaction per Flow; return them."""
+        """Commit every buffered event as one store transaction; return them.
+
+        A store without ``commit_many`` takes one transaction per Flow instead.
+        """
         if not self._pending:
             return []
         committed: list[Event] = []
         pending, self._pending = self._pending, {}
-        for flow_id, (_, events) in pending.items():
-            self._store.commit(flow_id, events)
-            committed.extend(events)
+        commit_many = getattr(self._store, "commit_many", None)
+        if commit_many is not None and len(pending) > 1:
+            commit_many([(flow_id, events) for flow_id, (_, events) in pending.items()])
+            for _, events in pending.values():
+                committed.extend(events)
+        else:
+            for flow_id, (_, events) in pending.items():
+                self._store.commit(flow_id, events)
+                committed.extend(events)
         if self.produced is not None:
             self.produced.extend(committed)
         for listener in self.listeners:

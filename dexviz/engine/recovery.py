@@ -88,6 +88,9 @@ class Recovery:
         if rt.sim is not None:
             rt.sim.advance_to(last_time)
         open_ids = [f for f, fold in self._folds.items() if fold.is_open]
+        if getattr(rt.store, "readonly", False):
+            # A reader sees the runs as stored; only the writer resumes them.
+            return RecoveryReport((), tuple(self._folds), ())
         for flow_id in open_ids:
             self._resume(rt.runs[flow_id], self._folds[flow_id])
         for flow_id in open_ids:

@@ -91,6 +91,8 @@ class Runtime:
         self._loop: VirtualLoop | None = None
         self.store: Store = store if store is not None else MemoryStore()
         self.recorder = Recorder(self.store, self.now)
+        # A store with deferred fsyncs ("group") must not let an acknowledgement out early.
+        self.durable: Callable[[], None] | None = getattr(self.store, "wait_durable", None)
         self.faults = faults if faults is not None else FaultPlan()
         self.faults.chooser = self.chooser
         self.waits = WaitManager(self)
@@ -167,6 +169,14 @@ class Runtime:
                     self.cancel_execution(flow_id, execution_id, "fault")
         if committed and self._watchers:
             self._check_watchers()
+        if committed and self.durable is not None and self.acknowledges_now():
+            self.durable()
+
+    def acknowledges_now(self) -> bool:
+        """Whether a commit returns to a caller now: a client call, not a unit of the engine."""
+        if isinstance(self.scheduler, LiveScheduler):
+            return not self.scheduler.on_engine_thread()
+        return self.recorder.produced is None
 
     def crashing(self) -> None:
         """Count a commit for a crash fault; at the planned one, crash.
@@ -203,6 +213,8 @@ class Runtime:
         future: Future[None] = Future()
         with self.lock:
             if ready():
+                if self.durable is not None:
+                    self.durable()
                 future.set_result(None)
             else:
                 self._watchers.append((ready, future))
@@ -214,6 +226,8 @@ class Runtime:
             if future.cancelled():
                 continue
             if ready():
+                if self.durable is not None:
+                    self.durable()
                 future.set_result(None)
             else:
                 keep.append((ready, future))
