@@ -45,7 +45,7 @@ def _kill_at_random(path: Path, rng: random.Random) -> bool:
     assert child.stdout is not None
     line = child.stdout.readline()
     assert line.strip() == "ready", child.communicate()[1]
-    time.sleep(rng.uniform(0.0, 0.3))
+    time.sleep(rng.uniform(0.0, 0.15))
     alive = child.poll() is None
     child.send_signal(signal.SIGKILL)
     child.wait(timeout=30)
@@ -59,7 +59,7 @@ def test_r57_sigkill_at_20_random_moments_loses_nothing(tmp_path: Path) -> None:
     path = tmp_path / "runs.db"
     rng = random.Random(11)
     kills = 0
-    for _ in range(2 * KILLS):
+    for _ in range(3 * KILLS):
         kills += _kill_at_random(path, rng)
         if kills >= KILLS:
             break
