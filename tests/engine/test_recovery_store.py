@@ -69,14 +69,14 @@ def test_r140_a_stored_flow_id_follows_the_id_reuse_policy(tmp_path: Path) -> No
     engine = dexviz.Engine([flow], seed=1, store=dexviz.SQLiteStore(path))
     assert engine.recovered.closed_runs == ("edits",)
     client = engine.client()
+    never = StartFlowOptions(id_reuse_policy=IdReusePolicy.DISALLOW)
     with pytest.raises(FlowAlreadyStartedError, match="already started"):
-        client.start_flow(flow, "edits", sample_edits(2))
+        client.start_flow(flow, "edits", sample_edits(2), never)
     assert engine.result("edits").status is FlowStatus.COMPLETED  # no phantom run
     engine.client().start_flow(flow, "other", sample_edits(2))
     engine.run_until_idle()  # the engine is not stalled
     assert engine.result("other").status is FlowStatus.COMPLETED
-    again = StartFlowOptions(id_reuse_policy=IdReusePolicy.ALLOW_IF_NOT_RUNNING)
-    client.start_flow(flow, "edits", sample_edits(2), again)
+    client.start_flow(flow, "edits", sample_edits(2))  # DEFAULT: allowed once it is closed
     engine.run_until_idle()
     history = engine.history("edits")
     assert len(history.run_ids) == 2
@@ -91,6 +91,18 @@ def test_a_stored_flow_whose_type_is_not_registered_is_named(tmp_path: Path) -> 
         RecoveryError, match="'edits' .* 'ContractEditFlow', which is not registered"
     ):
         dexviz.Engine([_waiting_flow()], store=dexviz.SQLiteStore(path))
+
+
+def test_r140_a_stored_running_flow_id_is_not_started_again(tmp_path: Path) -> None:
+    path = tmp_path / "h.db"
+    _waiting(path)
+    flow = _waiting_flow()
+    engine = dexviz.Engine([flow], store=dexviz.SQLiteStore(path))
+    with pytest.raises(FlowAlreadyStartedError, match="already started"):
+        engine.client().start_flow(flow, "w", 2)
+    engine.client().publish("w", GO, "go")
+    engine.run_until_idle()
+    assert engine.result("w").outputs == ("go",)
 
 
 def test_a_waiting_run_resumes_with_its_stored_timer(tmp_path: Path) -> None:

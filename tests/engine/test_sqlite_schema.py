@@ -41,8 +41,9 @@ def test_every_durability_mode_reads_back_the_memory_history(
     tmp_path: Path, durability: str
 ) -> None:
     engine = _stored(tmp_path / "h.db", durability)
-    memory = dexviz.Engine([ContractEditFlow()], seed=4)
-    memory.client().start_flow(ContractEditFlow(), "edits", sample_edits(3))
+    flow = ContractEditFlow()
+    memory = dexviz.Engine([flow], seed=4)
+    memory.client().start_flow(flow, "edits", sample_edits(3))
     memory.run_until_idle()
     engine.close()
     reread = dexviz.SQLiteStore(tmp_path / "h.db", readonly=True).history("edits")
@@ -138,7 +139,7 @@ def test_a_writer_in_another_process_is_refused_and_readers_still_work(tmp_path:
     assert "already open for writing by process" in done.stdout
     reader = dexviz.SQLiteStore(tmp_path / "h.db", readonly=True)
     before = len(reader.history("edits"))
-    engine.client().start_flow(ContractEditFlow(), "more", sample_edits(2))
+    engine.client().start_flow(engine.registry.definitions[0].flow, "more", sample_edits(2))
     engine.run_until_idle()
     assert len(reader.history("edits")) == before
     assert reader.history("more")[-1].kind == EventKind.FLOW_CLOSED  # sees the writer's commits
