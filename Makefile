@@ -99,7 +99,7 @@ notebook: venv
 	$(BIN)/jupyter lab $$([ "$$(id -u)" = 0 ] && echo --allow-root) notebooks/
 
 clean:
-	rm -rf $(DEMO_OUT) site .mypy_cache .ruff_cache .pytest_cache .hypothesis build dist *.egg-info
+	rm -rf $(DEMO_OUT) site .cache .mypy_cache .ruff_cache .pytest_cache .hypothesis build dist *.egg-info
 	find . -path ./$(VENV) -prune -o -name __pycache__ -type d -print0 | xargs -0 rm -rf
 
 distclean: clean
