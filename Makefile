@@ -25,6 +25,7 @@ help:
 	@echo "make docs      build the documentation site into site/ (offline, strict)"
 	@echo "make wheel-check  build the wheel and run it in a fresh venv"
 	@echo "make lint      ruff and mypy only"
+	@echo "make bench     every benchmark in fresh processes against the reference engine"
 	@echo "make clean     remove caches and $(DEMO_OUT)/ (distclean also removes .venv)"
 
 venv: $(STAMP)
@@ -91,6 +92,10 @@ docs: venv
 # `dexviz report` with it outside the source tree.
 wheel-check: venv
 	$(BIN)/python scripts/check_wheel.py
+
+# Speed and memory goals, as ratios against the reference engine (benchmarks/README.md).
+bench: venv graphviz
+	$(BIN)/python benchmarks/bench.py --runs 3
 
 test: venv graphviz lint unit notebooks-test docs wheel-check
 

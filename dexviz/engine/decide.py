@@ -296,7 +296,7 @@ def decision_values(
     """What a decision's payload needs, captured at commit (an output is made JSON-ready now)."""
     return (
         decision.kind.name,
-        tuple((e.step_type, e.execution_id, e.input) for e in new),
+        tuple(new),  # an execution's type, id and input never change
         decision.has_output,
         to_json_ready(decision.output) if decision.has_output else None,
         decision.reason,
@@ -313,8 +313,12 @@ def decision_payload(values: tuple[Any, ...]) -> dict[str, Any]:
     payload: dict[str, Any] = {
         "kind": kind,
         "next": [
-            {"step_type": step_type, "execution_id": execution_id, "input": to_json_ready(value)}
-            for step_type, execution_id, value in new
+            {
+                "step_type": e.step_type,
+                "execution_id": e.execution_id,
+                "input": to_json_ready(e.input),
+            }
+            for e in new
         ],
         "has_output": has_output,
         "reason": reason,

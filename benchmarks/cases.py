@@ -1,0 +1,290 @@
+"""One benchmark measurement in this (fresh) process: ``python benchmarks/cases.py CASE ENGINE``.
+
+``make bench`` (``benchmarks/bench.py``) runs each case in its own process, interleaved with
+the same case on the reference engine (``benchmarks/reference_engine.py``), and prints one JSON
+object per run on stdout. ENGINE is ``dexviz`` or ``reference``; cases without a reference
+equivalent accept only ``dexviz``.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import resource
+import sys
+import tempfile
+import time
+import tracemalloc
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(1, str(HERE.parent))
+
+import reference_engine as ref  # noqa: E402
+
+CHAINS = 2000
+IDLE_FLOWS = 10_000
+HANDOFFS = 4000
+
+
+# -- dexviz ---------------------------------------------------------------------------------
+def dexviz_chain(flows: int = CHAINS) -> dict[str, float]:
+    """Steps per second (wall and CPU) of ``flows`` ten-Step chains, in memory."""
+    import _flows
+
+    import dexviz
+
+    flow = _flows.Chain()
+    engine = dexviz.Engine([flow], seed=1)
+    client = engine.client()
+    for i in range(flows):
+        client.start_flow(flow, f"chain-{i}", 0)
+    wall, cpu = time.perf_counter(), time.process_time()
+    engine.run_until_idle()
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    steps = flows * _flows.CHAIN_LENGTH
+    return {"value": steps / wall, "cpu_value": steps / cpu}
+
+
+def dexviz_handoff(contenders: int) -> dict[str, float]:
+    """Microseconds per token hand-off with ``contenders`` branches waiting."""
+    import _flows
+
+    import dexviz
+
+    _flows.ROUNDS = max(1, HANDOFFS // contenders)
+    flow = _flows.Handoff()
+    engine = dexviz.Engine([flow], seed=1)
+    engine.client().start_flow(flow, "token", contenders)
+    wall, cpu = time.perf_counter(), time.process_time()
+    engine.run_until_idle()
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    handoffs = _flows.ROUNDS * contenders
+    return {"value": wall / handoffs * 1e6, "cpu_value": cpu / handoffs * 1e6}
+
+
+def dexviz_fanout(width: int) -> dict[str, float]:
+    """Milliseconds for a fan-out of ``width`` branches and their join."""
+    import _flows
+
+    import dexviz
+
+    flow = _flows.FanOut()
+    engine = dexviz.Engine([flow], seed=1)
+    wall, cpu = time.perf_counter(), time.process_time()
+    engine.client().start_flow(flow, "fan", width)
+    engine.run_until_idle()
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    assert engine.result("fan").single_output(int) == width
+    return {"value": wall * 1e3, "cpu_value": cpu * 1e3}
+
+
+def dexviz_idle(flows: int = IDLE_FLOWS) -> dict[str, float]:
+    """Bytes per Flow parked on a Channel, history included (tracemalloc)."""
+    import _flows
+
+    import dexviz
+
+    flow = _flows.Idle()
+    engine = dexviz.Engine([flow], seed=1)
+    client = engine.client()
+    client.start_flow(flow, "warm-up", -1)
+    engine.run_until_idle()
+    gc.collect()
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    for i in range(flows):
+        client.start_flow(flow, f"idle-{i}", i)
+    engine.run_until_idle()
+    gc.collect()
+    after = tracemalloc.get_traced_memory()[0]
+    tracemalloc.stop()
+    return {"value": (after - before) / flows}
+
+
+def dexviz_rss() -> dict[str, float]:
+    """Peak RSS (MB) of this process after running the chains."""
+    dexviz_chain()
+    return {"value": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+
+
+def dexviz_calls() -> dict[str, float]:
+    """Python and builtin function calls per Step transition (cProfile, 500 chains)."""
+    import cProfile
+    import pstats
+
+    import _flows
+
+    import dexviz
+
+    flow = _flows.Chain()
+    engine = dexviz.Engine([flow], seed=1)
+    client = engine.client()
+    flows = 500
+    for i in range(flows):
+        client.start_flow(flow, f"chain-{i}", 0)
+    profile = cProfile.Profile()
+    profile.runcall(engine.run_until_idle)
+    stats = pstats.Stats(profile)
+    return {"value": stats.total_calls / (flows * _flows.CHAIN_LENGTH)}  # type: ignore[attr-defined]
+
+
+def dexviz_gc() -> dict[str, float]:
+    """The garbage collector's share of the wall time of a long run (10,000 chains, 100 k steps).
+
+    Measured over ``run_until_idle`` (the Flows are started before), with ``gc.callbacks``.
+    """
+    import _flows
+
+    import dexviz
+
+    flow = _flows.Chain()
+    engine = dexviz.Engine([flow], seed=1)
+    client = engine.client()
+    for i in range(10_000):
+        client.start_flow(flow, f"chain-{i}", 0)
+    spent = [0.0, 0.0]
+
+    def timer(phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            spent[1] = time.perf_counter()
+        else:
+            spent[0] += time.perf_counter() - spent[1]
+
+    gc.callbacks.append(timer)
+    wall = time.perf_counter()
+    engine.run_until_idle()
+    wall = time.perf_counter() - wall
+    gc.callbacks.remove(timer)
+    return {"value": spent[0] / wall * 100}
+
+
+def dexviz_sqlite(synchronous: str) -> dict[str, float]:
+    """Steps per second of 300 chains, each commit one SQLite transaction."""
+    import store_sqlite
+
+    import dexviz
+
+    with tempfile.TemporaryDirectory() as folder:
+        store = dexviz.SQLiteStore(Path(folder) / "runs.db", synchronous=synchronous)
+        return {"value": store_sqlite.chain(300, store)}
+
+
+def dexviz_graph() -> dict[str, float]:
+    """Seconds from a generated 300-Step Flow's source to its SVG (layered)."""
+    import definition_graph_300 as graph
+
+    with tempfile.TemporaryDirectory() as folder:
+        source = Path(folder) / "layered_300.py"
+        source.write_text(graph.layered_flow_source(300), encoding="utf-8")
+        return {"value": graph.measure(source)["total"]}
+
+
+def dexviz_debugger() -> dict[str, float]:
+    """Median milliseconds per Debugger Next with every panel redrawn (2,000-event history)."""
+    import statistics
+
+    import debugger_step as step
+
+    from dexviz.widgets import Debugger
+
+    history, _ = step.build_history(2000, 0)
+    debugger = Debugger(history, token_channel=step.TOKEN)
+    debugger.graph_svg()
+    samples = [step.timed(lambda: (debugger.next(), step.panels(debugger))) for _ in range(300)]
+    return {"value": statistics.median(samples)}
+
+
+# -- the reference engine -------------------------------------------------------------------
+def reference_chain(flows: int = CHAINS) -> dict[str, float]:
+    """The same chains on the reference engine."""
+    engine = ref.RefEngine(seed=1)
+    for i in range(flows):
+        engine.start(f"chain-{i}", ref.Link, 0)
+    wall, cpu = time.perf_counter(), time.process_time()
+    steps = engine.run()
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    assert steps == flows * ref.CHAIN_LENGTH
+    return {"value": steps / wall, "cpu_value": steps / cpu}
+
+
+def reference_handoff(contenders: int) -> dict[str, float]:
+    """The same token hand-off on the reference engine."""
+    ref.ROUNDS = max(1, HANDOFFS // contenders)
+    engine = ref.RefEngine(seed=1)
+    engine.start("token", ref.Contend, contenders)
+    wall, cpu = time.perf_counter(), time.process_time()
+    engine.run()
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    handoffs = ref.ROUNDS * contenders
+    return {"value": wall / handoffs * 1e6, "cpu_value": cpu / handoffs * 1e6}
+
+
+def reference_fanout(width: int) -> dict[str, float]:
+    """The same fan-out and join on the reference engine."""
+    engine = ref.RefEngine(seed=1)
+    wall, cpu = time.perf_counter(), time.process_time()
+    engine.start("fan", ref.Fan, width)
+    engine.run()
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    assert engine.flows["fan"].outputs == [width]
+    return {"value": wall * 1e3, "cpu_value": cpu * 1e3}
+
+
+def reference_idle(flows: int = IDLE_FLOWS) -> dict[str, float]:
+    """Bytes per parked Flow on the reference engine."""
+    engine = ref.RefEngine(seed=1)
+    engine.start("warm-up", ref.Park, -1)
+    gc.collect()
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    for i in range(flows):
+        engine.start(f"idle-{i}", ref.Park, i)
+    engine.run()
+    gc.collect()
+    after = tracemalloc.get_traced_memory()[0]
+    tracemalloc.stop()
+    return {"value": (after - before) / flows}
+
+
+def reference_rss() -> dict[str, float]:
+    """Peak RSS (MB) after the reference engine's chains."""
+    reference_chain()
+    return {"value": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+
+
+CASES: dict[str, dict[str, Callable[[], dict[str, float]]]] = {
+    "chain": {"dexviz": dexviz_chain, "reference": reference_chain},
+    "handoff2": {"dexviz": lambda: dexviz_handoff(2), "reference": lambda: reference_handoff(2)},
+    "handoff1000": {
+        "dexviz": lambda: dexviz_handoff(1000),
+        "reference": lambda: reference_handoff(1000),
+    },
+    "fanout100": {"dexviz": lambda: dexviz_fanout(100), "reference": lambda: reference_fanout(100)},
+    "fanout10000": {
+        "dexviz": lambda: dexviz_fanout(10_000),
+        "reference": lambda: reference_fanout(10_000),
+    },
+    "idle": {"dexviz": dexviz_idle, "reference": reference_idle},
+    "rss": {"dexviz": dexviz_rss, "reference": reference_rss},
+    "calls": {"dexviz": dexviz_calls},
+    "gc": {"dexviz": dexviz_gc},
+    "sqlite_normal": {"dexviz": lambda: dexviz_sqlite("NORMAL")},
+    "sqlite_full": {"dexviz": lambda: dexviz_sqlite("FULL")},
+    "graph": {"dexviz": dexviz_graph},
+    "debugger": {"dexviz": dexviz_debugger},
+}
+
+
+def main() -> int:
+    """Run one case on one engine and print its result as JSON."""
+    case, engine = sys.argv[1], sys.argv[2]
+    print(json.dumps(CASES[case][engine]()))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
