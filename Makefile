@@ -95,6 +95,7 @@ wheel-check: venv
 
 # Speed and memory goals, as ratios against the reference engine (benchmarks/README.md).
 bench: venv graphviz
+	$(BIN)/python -m compileall -q dexviz
 	$(BIN)/python benchmarks/bench.py --runs 3
 
 test: venv graphviz lint unit notebooks-test docs wheel-check

@@ -13,10 +13,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -77,10 +77,10 @@ ROWS = [
         lambda d, r: d <= 2048),
     Row("peak RSS, 2,000 chains, MB", "MB", _value("rss", "dexviz"), _value("rss", "reference"),
         lambda d, r: d / r, "<= 2x ref", lambda d, r: r is not None and d / r <= 2),
-    Row("import dexviz, ms over bare python", "ms", _value("import", "dexviz"), None, None,
+    Row("import dexviz, CPU ms over bare python", "ms", _value("import", "dexviz"), None, None,
         "<= 100 ms", lambda d, r: d <= 100),
-    Row("from dexviz import Engine, Flow, go_to, ms", "ms", _value("import_engine", "dexviz"),
-        None, None, "(no goal)", lambda d, r: True),
+    Row("from dexviz import Engine, Flow, go_to, CPU ms", "ms", _value("import_engine", "dexviz"),
+        None, None, "<= 100 ms", lambda d, r: d <= 100),
     Row("calls per transition (cProfile)", "calls", _value("calls", "dexviz"), None, None,
         "<= 30", lambda d, r: d <= 30),
     Row("GC share of a 10,000-chain run, %", "%", _value("gc", "dexviz"), None, None, "< 10 %",
@@ -118,15 +118,22 @@ def run_case(case: str, engine: str) -> dict[str, float]:
 
 
 def import_ms(statement: str, runs: int) -> float:
-    """Median wall ms of ``python -c statement`` minus ``python -c pass``, interleaved."""
+    """Median CPU ms (user + system) of ``python -c statement`` minus ``python -c pass``.
+
+    CPU time of the child, not wall time: on a loaded machine a child waits for a core, and
+    that wait is not import work. The two runs alternate.
+    """
     deltas = []
-    for _ in range(max(runs, 5)):
-        times = []
+    for _ in range(max(runs, 7)):
+        costs = []
         for code in ("pass", statement):
-            start = time.perf_counter()
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
             subprocess.run([sys.executable, "-c", code], env=_env(), check=True)
-            times.append(time.perf_counter() - start)
-        deltas.append((times[1] - times[0]) * 1e3)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            costs.append(
+                after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+            )
+        deltas.append((costs[1] - costs[0]) * 1e3)
     return statistics.median(deltas)
 
 

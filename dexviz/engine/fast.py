@@ -1,9 +1,10 @@
-"""FastPath: the common Execute transition, in one place, recording what the general path records.
+"""FastPath: the common transitions, in one place, recording what the general path records.
 
 Most transitions are a synchronous ``execute`` that returns ``go_to``, ``dead_end`` or
-``graceful_complete``, with no locks, no heartbeat window and no faults planned. For those this
-module runs the attempt and commits its decision with the per-Step settings worked out once,
-no closure per handler call, and no message text built before an error. Anything else, and any
+``graceful_complete``, or a synchronous ``wait_for`` that returns a Wait on declared Channels,
+with no locks and no faults planned, in simulation. For those this module runs the attempt
+and commits its result with the per-Step settings worked out once, no closure per handler
+call, and no message text built before an error. Anything else, and any
 check that fails, is handed to the general path (:mod:`dexviz.engine.invoke`,
 :mod:`dexviz.engine.decide`) at the point where the two would diverge, so errors, retries and
 histories are the general path's own. Both paths emit the same events in the same order.
@@ -30,6 +31,7 @@ from dexviz.sdk.clock import handler_clock
 from dexviz.sdk.decision import DecisionKind, StepDecision
 from dexviz.sdk.definitions import FlowDefinition, StepDefinition
 from dexviz.sdk.options import StepOptions
+from dexviz.sdk.wait import Wait
 
 if TYPE_CHECKING:
     from dexviz.engine.runtime import Runtime
@@ -38,6 +40,7 @@ _NEXT = DecisionKind.NEXT
 _GRACEFUL = DecisionKind.GRACEFUL_COMPLETE
 _DEAD_END = DecisionKind.DEAD_END
 _EXECUTE = Phase.EXECUTE
+_WAIT_FOR = Phase.WAIT_FOR
 _DONE = Phase.DONE
 _ATTEMPT_STARTED = EventKind.ATTEMPT_STARTED
 _EXECUTE_COMPLETED = EventKind.STEP_EXECUTE_COMPLETED
@@ -49,18 +52,23 @@ _SAME_COPY = frozenset({str, bool, int})
 class StepSettings:
     """What the fast path needs of one registered Step, worked out on its first execution."""
 
-    __slots__ = ("step", "options", "execute", "fast", "input_type")
+    __slots__ = ("step", "options", "execute", "wait_for", "fast_execute", "fast_wait_for",
+                 "input_type")  # fmt: skip
 
     def __init__(self, step: StepDefinition) -> None:
         self.step = step
         self.options: StepOptions = step.options or DEFAULT_OPTIONS
         self.execute = step.step.execute
+        self.wait_for = step.step.wait_for if step.has_wait_for else None
         self.input_type = step.input_type if step.input_type in _SAME_COPY else None
         options = self.options
-        self.fast = (
-            not step.execute_is_async
-            and not options.execute_lock_attributes
-            and not options.heartbeat_timeout
+        # Sync handlers in simulation run inline: no task, so no method timeout or heartbeat
+        # window is armed; locks need the general path's queueing.
+        self.fast_execute = not step.execute_is_async and not options.execute_lock_attributes
+        self.fast_wait_for = (
+            step.has_wait_for
+            and not step.wait_for_is_async
+            and not options.wait_for_lock_attributes
         )
 
 
@@ -73,7 +81,7 @@ def same_copy(value: Any, input_type: Any) -> bool:
 
 
 class FastPath:
-    """Runs eligible Execute attempts and commits their decisions without the general machinery."""
+    """Runs eligible attempts and commits their results without the general machinery."""
 
     def __init__(self, runtime: Runtime) -> None:
         self._rt = runtime
@@ -90,25 +98,35 @@ class FastPath:
             found = self._settings[id(step)] = StepSettings(step)
         return found
 
-    def try_execute(self, run: FlowRun, ex: Execution) -> bool:
-        """Run attempt 1 of ``ex``'s Execute if it qualifies; False: the general path runs it."""
+    def try_start(self, run: FlowRun, ex: Execution, method: str) -> bool:
+        """Run attempt 1 of ``method`` if it qualifies; False: the general path runs it."""
         rt = self._rt
         faults = rt.faults
         if not self.enabled or rt.sim is None or faults.failures or faults.budget is not None:
             return False
         settings = self.settings(ex.step)
-        if not settings.fast or ex.options is not settings.options:
+        if ex.options is not settings.options:
             return False
         if settings.input_type is None or not same_copy(ex.input, settings.input_type):
             if ex.input is not None:
                 return False
-        self._attempt(run, ex, settings)
+        if method == "execute":
+            if not settings.fast_execute:
+                return False
+            self._execute(run, ex, settings)
+            return True
+        if not settings.fast_wait_for:
+            return False
+        self._wait_for(run, ex, settings)
         return True
 
-    def _attempt(self, run: FlowRun, ex: Execution, settings: StepSettings) -> None:
+    def _call(
+        self, run: FlowRun, ex: Execution, method: str, handler: Any
+    ) -> tuple[InvocationContext, Any] | None:
+        """Start attempt 1 and call the handler; None when its error went to the general path."""
         rt = self._rt
-        ex.phase = _EXECUTE
-        ex.method = "execute"
+        ex.phase = _EXECUTE if method == "execute" else _WAIT_FOR
+        ex.method = method
         ex.first_started_ns = rt.scheduler.now_ns
         ex.attempt = 1
         ex.attempt_token += 1
@@ -120,36 +138,55 @@ class FastPath:
         ctx = InvocationContext(
             run,
             ex,
-            "execute",
+            method,
             1,
             snapshot,
             rt.codecs,
-            where=f"Flow {run.definition.flow_type!r}, Step {ex.execution_id} execute",
+            where=f"Flow {run.definition.flow_type!r}, Step {ex.execution_id} {method}",
             on_heartbeat=heartbeat_writer(rt, ex),
             subflows=rt.subflows,
         )
         ctx.stream_writer = rt.stream_writer(run, ex)
         clock = handler_clock.set(self._clock)
         try:
-            result: Any = settings.execute(ctx, ex.input)
+            result: Any = handler(ctx, ex.input)
             if type(result) is GeneratorType:
                 result = drain(result, ctx)
         except (Exception, *HANDLER_EXITS) as error:  # noqa: BLE001 - a failed attempt
             handler_clock.reset(clock)
             rt.invoker.finished(run, ex, ctx, token, None, error, False)
-            return
+            return None
         handler_clock.reset(clock)
         if (
-            type(result) is not StepDecision
-            or token != ex.attempt_token
+            token != ex.attempt_token
             or not ex.active
             or ctx.canceled
             or not run.is_open
             or ex.method_timeout is not None
             or ex.heartbeat_timer is not None
-            or not self._commit(run, ex, ctx, result)
         ):
+            # The handler drove the engine and its attempt no longer counts (R152).
             rt.invoker.finished(run, ex, ctx, token, result, None, False)
+            return None
+        return ctx, result
+
+    def _execute(self, run: FlowRun, ex: Execution, settings: StepSettings) -> None:
+        called = self._call(run, ex, "execute", settings.execute)
+        if called is None:
+            return
+        ctx, result = called
+        if type(result) is not StepDecision or not self._commit(run, ex, ctx, result):
+            self._rt.invoker.finished(run, ex, ctx, ex.attempt_token, result, None, False)
+
+    def _wait_for(self, run: FlowRun, ex: Execution, settings: StepSettings) -> None:
+        called = self._call(run, ex, "wait_for", settings.wait_for)
+        if called is None:
+            return
+        ctx, result = called
+        if type(result) is Wait and not result.subflows and _declared(run, result):
+            self._rt.waits.commit_wait_for(run, ex, ctx, result)
+        else:
+            self._rt.invoker.finished(run, ex, ctx, ex.attempt_token, result, None, False)
 
     def _commit(
         self, run: FlowRun, ex: Execution, ctx: InvocationContext, decision: StepDecision
@@ -261,3 +298,13 @@ class FastPath:
         if messages:
             rt.waits.wake(run, {m.channel for m in messages})
         decisions.check_graceful(run)
+
+
+def _declared(run: FlowRun, wait: Wait) -> bool:
+    """Whether every Channel the Wait names is the one the Flow declares."""
+    channels = run.definition.channels
+    for condition in wait.channel_conditions:
+        declared = channels.get(condition.channel.name)
+        if declared is not condition.channel and declared != condition.channel:
+            return False
+    return True

@@ -55,7 +55,7 @@ class Invoker:
         """Take the method's locks (waiting for them if held), then run attempt 1."""
         if not ex.active or not run.is_open:
             return
-        if method == "execute" and self._rt.fast.try_execute(run, ex):
+        if self._rt.fast.try_start(run, ex, method):
             return
         ex.phase = Phase.WAIT_FOR if method == "wait_for" else Phase.EXECUTE
         ex.method = method

@@ -11,6 +11,8 @@ from dexviz.history.event import Event
 from dexviz.history.kinds import EventKind
 
 _EMPTY: Mapping[str, Any] = {}
+_new_event = tuple.__new__
+"""Builds an Event from its ten fields in one C call (Event(...) runs a Python __new__)."""
 
 
 class Recorder:
@@ -36,31 +38,27 @@ class Recorder:
         """Record one event of ``run`` (an execution's id, type, method and attempt by default)."""
         run.seq += 1
         if execution is not None:
-            event = Event(
-                run.seq,
-                self._clock(),
-                kind,
-                run.flow_id,
-                run.run_id,
-                execution.execution_id,
-                execution.step.step_type,
-                (execution.method if method is None else method) or None,
-                (execution.attempt if attempt is None else attempt) or None,
-                payload,
+            event = _new_event(
+                Event,
+                (
+                    run.seq,
+                    self._clock(),
+                    kind,
+                    run.flow_id,
+                    run.run_id,
+                    execution.execution_id,
+                    execution.step.step_type,
+                    (execution.method if method is None else method) or None,
+                    (execution.attempt if attempt is None else attempt) or None,
+                    payload,
+                ),
             )
         else:
-            event = Event(
-                run.seq,
-                self._clock(),
-                kind,
-                run.flow_id,
-                run.run_id,
-                None,
-                None,
-                method,
-                attempt,
-                payload,
-            )
+            event = _new_event(
+                Event,
+                (run.seq, self._clock(), kind, run.flow_id, run.run_id, None, None, method,
+                 attempt, payload),
+            )  # fmt: skip
         pending = self._pending.get(run.flow_id)
         if pending is None:
             self._pending[run.flow_id] = (run, [event])

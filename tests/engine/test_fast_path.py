@@ -122,6 +122,25 @@ class Cancels(Step[int]):
         return go_to(Hop, n).with_canceling_steps(Join)
 
 
+UNDECLARED = Channel("fp_undeclared", int)
+
+
+class WaitsUndeclared(Step[int]):
+    def wait_for(self, context: Context, n: int) -> Wait:
+        return Wait.until(UNDECLARED.for_one())
+
+    def execute(self, context: Context, n: int) -> StepDecision:
+        return dead_end()
+
+
+class WaitsForNothing(Step[int]):
+    def wait_for(self, context: Context, n: int) -> Any:
+        return n
+
+    def execute(self, context: Context, n: int) -> StepDecision:
+        return dead_end()
+
+
 class Huge(Step[int]):
     def execute(self, context: Context, n: int) -> StepDecision:
         return graceful_complete(2**70)
@@ -140,6 +159,8 @@ def _flows() -> dict[str, tuple[Flow[Any], Any]]:
         "undecodable_start": (AdHocFlow("FpStart", _with(Hop(), bad)), "x"),
         "cancels": (AdHocFlow("FpCancels", Cancels(), [Hop(), Join()], [DONE]), 2),
         "huge_output": (AdHocFlow("FpHuge", _with(Huge(), bad)), 1),
+        "undeclared_wait": (AdHocFlow("FpUndeclared", _with(WaitsUndeclared(), bad)), 1),
+        "not_a_wait": (AdHocFlow("FpNotAWait", _with(WaitsForNothing(), bad)), 1),
         "contract_edit": (ContractEditFlow(), [ContractEdit(f"r{i}") for i in range(3)]),
     }
 
@@ -189,6 +210,7 @@ def test_the_fast_path_commits_the_common_transitions() -> None:
     flow, input = _flows()["fan"]
     _, _, commits = _run(flow, input, 0, fast=True)
     assert commits == 1 + 4 + 1  # Fan, the Leaves without a write, and Join
+    assert "StepWaitForCompleted" in _run(flow, input, 0, fast=True)[0]
 
 
 @pytest.mark.parametrize(
@@ -198,6 +220,8 @@ def test_the_fast_path_commits_the_common_transitions() -> None:
         ("bad_input", "input of go_to Hop"),
         ("bad_combination", "a go_to decision cannot carry an output"),
         ("not_a_decision", "returned int instead of a StepDecision"),
+        ("undeclared_wait", "Channel 'fp_undeclared' is not declared"),
+        ("not_a_wait", "returned int instead of a Wait"),
     ],
 )
 def test_bad_decisions_are_rejected_with_the_general_paths_error(name: str, message: str) -> None:
