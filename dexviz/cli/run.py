@@ -144,7 +144,7 @@ def cmd_history(args: argparse.Namespace) -> int:
     if is_sqlite(path):
         history = stored_history(path, args.flow)
     elif args.flow is not None:
-        raise CliError(f"--flow reads a SQLite store; {str(path)!r} is not one")
+        raise UsageError(f"--flow reads a SQLite store; {str(path)!r} is not one")
     else:
         try:
             history = dexviz.History.load(path)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from dexviz.cli.common import CliError
+from dexviz.cli.common import CliError, UsageError
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
@@ -36,12 +36,14 @@ def stored_history(path: Path, flow_id: str | None) -> Any:
         if flow_id is None:
             if len(flow_ids) != 1:
                 listed = ", ".join(flow_ids[:20]) or "none"
-                raise CliError(
+                raise UsageError(
                     f"{path} holds {len(flow_ids)} Flows; pick one with --flow ({listed})"
                 )
             flow_id = flow_ids[0]
         if flow_id not in flow_ids:
-            raise CliError(f"{path} has no Flow {flow_id!r} (it holds: {', '.join(flow_ids[:20])})")
+            raise UsageError(
+                f"{path} has no Flow {flow_id!r} (it holds: {', '.join(flow_ids[:20])})"
+            )
         try:
             return store.history(flow_id)
         except StoreError as error:
