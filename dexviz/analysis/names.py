@@ -53,7 +53,9 @@ def check_name(name: str, known: Iterable[str], what: str, owner: str) -> None:
 
 def check_event_kind(kind: str) -> None:
     """Raise ValueError unless ``kind`` names an event kind (with a suggestion)."""
-    check_name(str(kind), EVENT_KINDS, "event kind", "dexviz")
+    if kind not in EVENT_KINDS:
+        raise ValueError(f"no event kind {kind!r}{did_you_mean(kind, EVENT_KINDS)}; "
+                         "the kinds are dexviz.EventKind's values")
 
 
 def step_types(history: History) -> set[str]:
