@@ -176,6 +176,7 @@ class _Fold:
                 final=bool(payload.get("final")),
                 retry_at_ns=integer(payload, "retry_at_ns"),
                 retry_delay_ns=integer(payload, "retry_delay_ns"),
+                stack_trace=text(payload, "stack_trace") or None,
             )
         )
         draft.running = None

@@ -68,6 +68,7 @@ class Attempt:
 
     ``end_ns`` is None only while the attempt is still running at the end of a live history.
     ``retry_at_ns`` is set when a failed attempt will be retried (the backoff ends then).
+    ``stack_trace`` is a failed attempt's formatted traceback, from the handler down.
     """
 
     execution_id: str
@@ -82,6 +83,7 @@ class Attempt:
     final: bool = False
     retry_at_ns: int | None = None
     retry_delay_ns: int | None = None
+    stack_trace: str | None = None
 
     @property
     def duration_ns(self) -> int | None:

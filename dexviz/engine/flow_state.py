@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from dexviz.engine.failure_info import StepMethodFailure
 from dexviz.engine.state import FlowRun
 from dexviz.sdk.results import FlowErrorType, FlowStatus, StepCompletion
 
@@ -21,6 +22,8 @@ class ActiveExecution:
     input: Any
     attempt: int
     reserved: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
+    last_failure_info: StepMethodFailure | None = None
+    """The last failed attempt of this execution (Dex's "last failure info"), if any."""
 
 
 @dataclass(frozen=True)
@@ -59,6 +62,7 @@ class FlowState:
                 e.input,
                 e.attempt,
                 {k: tuple(m.value for m in ms) for k, ms in e.reserved.items()},
+                e.last_failure,
             )
             for e in run.executions.values()
             if e.active and e.counted

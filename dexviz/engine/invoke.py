@@ -8,6 +8,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from dexviz.engine.context import InvocationContext
+from dexviz.engine.failure_info import StepMethodFailure
 from dexviz.engine.state import Execution, FlowRun, Phase
 from dexviz.history.kinds import EventKind
 from dexviz.sdk.context import ABSENT
@@ -27,10 +28,6 @@ MAX_RETRY_AFTER_S = 366 * 24 * 3600
 """The longest delay a RetryAfterError may ask for: a year (a longer one is a mistake)."""
 
 
-def error_type_name(error: BaseException) -> str:
-    """Dex reports a handler error's type as ``module.QualifiedName``."""
-    cls = type(error)
-    return f"{cls.__module__}.{cls.__qualname__}"
 
 
 class Invoker:
@@ -288,7 +285,6 @@ class Invoker:
         if isinstance(error, RetryAfterError):
             error = _checked_retry_after(error, self.where(run, ex, ex.method))
             reason = "error" if isinstance(error, RetryAfterError) else "invalid_result"
-        cause = error.cause if isinstance(error, RetryAfterError) else error
         policy = (
             ex.options.wait_for_retry if ex.method == "wait_for" else ex.options.execute_retry
         ) or DEFAULT_RETRY
@@ -300,13 +296,15 @@ class Invoker:
         elapsed = timedelta(microseconds=(rt.now() - ex.first_started_ns) / 1000)
         retry = policy.should_retry(ex.attempt, elapsed, delay)
         delay_ns = int(delay.total_seconds() * 1e9)
+        failure = ex.last_failure = StepMethodFailure.of(error, ex.method, ex.attempt)
         rt.recorder.emit(
             run,
             EventKind.ATTEMPT_FAILED,
             ex,
             {
-                "error_type": error_type_name(cause),
-                "error_message": str(cause),
+                "error_type": failure.error_type,
+                "error_message": failure.detail,
+                "stack_trace": failure.stack_trace,
                 "reason": reason,
                 "final": not retry,
                 "retry_at_ns": rt.now() + delay_ns if retry else None,
@@ -318,7 +316,7 @@ class Invoker:
                 rt.now() + delay_ns, lambda: self.attempt(run, ex)
             )
             return
-        info = RecoveryErrorInfo(detail=str(cause), error_type=error_type_name(cause))
+        info = RecoveryErrorInfo(detail=failure.detail, error_type=failure.error_type)
         rt.release_locks(run, ex)
         if ex.method == "wait_for":
             self._wait_for_exhausted(run, ex, info)

@@ -248,6 +248,7 @@ class Recovery:
             {
                 "error_type": CRASH_ERROR_TYPE,
                 "error_message": f"the engine stopped before attempt {folded.attempt} committed",
+                "stack_trace": "",
                 "reason": "crash",
                 "final": False,
                 "retry_at_ns": rt.now(),

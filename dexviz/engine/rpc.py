@@ -17,7 +17,7 @@ from dexviz.engine.effects import (
     staged_payload,
 )
 from dexviz.engine.errors import service_error, worker_error
-from dexviz.engine.invoke import error_type_name
+from dexviz.engine.failure_info import error_type_name
 from dexviz.engine.operations import existing_run
 from dexviz.engine.runners import LiveRunner
 from dexviz.engine.state import FlowRun

@@ -64,7 +64,7 @@ class Execution:
         "_timers", "wait_registered_ns", "satisfied_conditions", "_reserved", "_consumed_values",
         "_locals", "recovery_error", "wait_for_failed", "cancel_requested", "last_heartbeat",
         "has_heartbeat", "task", "pending_unit", "method_timeout", "_subflow_ids", "counted",
-        "parent_key", "last_beat_ns", "heartbeat_timer",
+        "parent_key", "last_beat_ns", "heartbeat_timer", "last_failure",
     )  # fmt: skip
 
     def __init__(
@@ -110,6 +110,7 @@ class Execution:
         self.parent_key = ""
         self.last_beat_ns = 0
         self.heartbeat_timer: Any = None
+        self.last_failure: Any = None
 
     def __repr__(self) -> str:
         return f"Execution({self.execution_id}, {self._phase.value})"

@@ -6,17 +6,19 @@ backoff, and cancellation marks; optional lanes for a token Channel's holdings w
 drawn in red. The x axis is seconds since the Flow's start. Above ``collapse_above`` executions the
 lanes collapse to one per group. The Figure is built with ``matplotlib.figure.Figure`` (no pyplot
 state); every artist carries a ``gid`` (``lane:<lane>:<style>``, ``holding:<channel>:<holder>``,
-``overlap:<a>:<b>``) so tests and tools can find what was drawn.
+``overlap:<a>:<b>``) so tests and tools can find what was drawn. In the SVG, a lane's failed
+attempts carry a ``<title>`` (the hover text): each failure's error and stack trace.
 """
 
 from __future__ import annotations
 
 import functools
 import io
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from os import PathLike
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from xml.sax.saxutils import escape as xml_escape
 
 from dexviz._optional import require
 from dexviz.analysis.exclusive import ExclusiveReport, Holding, exclusive_sections
@@ -85,7 +87,26 @@ def timeline(
     if report is not None:
         _draw_holdings(ax, report, rows, scale)
     _decorate(figure, ax, run, lanes, rows, report, scale, title)
+    figure.dexviz_hovers = failure_hovers(run, lanes)  # type: ignore[attr-defined]
     return figure
+
+
+def failure_hovers(run: RunExecutions, lanes: Sequence[Lane]) -> dict[str, str]:
+    """``{svg group id: hover text}``: each lane's failed attempts with their stack traces."""
+    hovers: dict[str, str] = {}
+    for lane in lanes:
+        execution = run.get(lane.label)
+        failed = [a for a in execution.attempts if a.outcome.value == "failed"] if execution else []
+        texts = [
+            f"{a.execution_id} {a.method} attempt {a.number} failed: "
+            f"{a.error_type}: {a.error_message}\n{a.stack_trace or ''}".rstrip()
+            for a in failed
+        ]
+        if texts:
+            # Bars and the markers of attempts that took no time both get the text.
+            for kind in ("lane", "instant"):
+                hovers[f"{kind}:{lane.label}:failed"] = "\n\n".join(texts)
+    return hovers
 
 
 @functools.cache
@@ -284,7 +305,15 @@ def timeline_svg(figure: Figure) -> str:
     buffer = io.StringIO()
     with mpl.rc_context(_SVG_RC):
         figure.savefig(buffer, format="svg", metadata={"Date": None})
-    return buffer.getvalue()
+    return _with_hovers(buffer.getvalue(), getattr(figure, "dexviz_hovers", {}))
+
+
+def _with_hovers(svg: str, hovers: Mapping[str, str]) -> str:
+    """Give each group in ``hovers`` a ``<title>``: the text a browser shows on hover."""
+    for gid, text in hovers.items():
+        opening = f'<g id="{xml_escape(gid, {chr(34): "&quot;"})}">'
+        svg = svg.replace(opening, f"{opening}\n   <title>{xml_escape(text)}</title>", 1)
+    return svg
 
 
 def save_timeline(figure: Figure, path: str | PathLike[str]) -> Path:

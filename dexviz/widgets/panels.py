@@ -281,4 +281,13 @@ def event_detail(event: Event, index: HistoryIndex) -> str:
     title = f"#{event.seq} {event.kind}" + (f" · {event.execution_id}"
                                             if event.execution_id else "")
     extra = f"<details><summary>payload</summary><pre>{raw}</pre></details>"
-    return _panel(title, body + extra, "detail")
+    return _panel(title, body + stack_trace(event) + extra, "detail")
+
+
+def stack_trace(event: Event) -> str:
+    """A failed attempt's stack trace as a collapsible block ("" when it has none)."""
+    trace = event.payload.get("stack_trace")
+    if not isinstance(trace, str) or not trace:
+        return ""
+    return (f'<details class="dx-trace" open><summary>stack trace</summary>'
+            f"<pre>{escape(trace)}</pre></details>")

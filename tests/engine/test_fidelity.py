@@ -7,6 +7,7 @@ docstring says so.
 
 from __future__ import annotations
 
+import asyncio
 from datetime import timedelta
 from typing import Any
 
@@ -15,23 +16,28 @@ import pytest
 from dexviz import (
     Attribute,
     Context,
+    EventKind,
     FlowDefinitionError,
     FlowErrorType,
     FlowNotActiveError,
     FlowStatus,
     FlowTimeoutPolicy,
     IdReusePolicy,
+    RetryPolicy,
     RPCResult,
     StartFlowOptions,
     Step,
     StepDecision,
     StepList,
+    StepOptions,
     Timer,
     Wait,
     go_to_many,
     go_to_multi,
     graceful_complete,
+    retry_after,
     rpc,
+    simulate,
 )
 from dexviz.sdk.errors import (
     ErrorSubStatus,
@@ -40,7 +46,16 @@ from dexviz.sdk.errors import (
     StatusCode,
     WorkerInvocationError,
 )
-from tests.engine.flows_live import MODES, NO_RETRY, SOON, LFlow, engine_in, waiting
+from tests.engine.flows_live import (
+    MODES,
+    NO_RETRY,
+    SOON,
+    LFlow,
+    engine_in,
+    reach_kind,
+    retries,
+    waiting,
+)
 
 NOTE = Attribute("note", str)
 OTHER = Attribute("other", str)
@@ -254,3 +269,121 @@ def test_id_reuse_default_allows_a_closed_id_and_rejects_an_active_one(mode: str
         info = client.describe_flow("r")
     assert second != first
     assert (info.run_id, info.status) == (second, FlowStatus.RUNNING)
+
+
+# -- 1: failure details -------------------------------------------------------------------------
+
+
+class FailsOnceSlowly(Step[int]):
+    """Attempt 1 raises (retried a minute later); attempt 2 completes."""
+
+    def get_step_options(self) -> Any:
+        return StepOptions(execute_retry=retries(2, 60))
+
+    def execute(self, context: Context, n: int) -> StepDecision:
+        if context.attempt == 1:
+            raise ConnectionError(f"service unavailable (attempt {context.attempt})")
+        return graceful_complete(n)
+
+
+class AsyncFailsOnceSlowly(FailsOnceSlowly):
+    """The same, as a coroutine handler."""
+
+    async def execute(self, context: Context, n: int) -> StepDecision:  # type: ignore[override]
+        await asyncio.sleep(0)
+        return FailsOnceSlowly.execute(self, context, n)
+
+
+class RetriesAfter(Step[int]):
+    """Attempt 1 asks for a retry in 60 s, with the failure it handled as the cause."""
+
+    def get_step_options(self) -> Any:
+        return StepOptions(execute_retry=retries(2))
+
+    def execute(self, context: Context, n: int) -> StepDecision:
+        if context.attempt == 1:
+            try:
+                raise TimeoutError("upstream busy")
+            except TimeoutError as busy:
+                raise retry_after(60, busy) from busy
+        return graceful_complete(n)
+
+
+def _first_failure(engine: Any, flow_id: str) -> Any:
+    event = reach_kind(engine, flow_id, EventKind.ATTEMPT_FAILED)
+    return event.payload
+
+
+@pytest.mark.parametrize("step", [FailsOnceSlowly, AsyncFailsOnceSlowly], ids=["sync", "async"])
+def test_attempt_failed_records_error_type_message_and_stack_trace(
+    mode: str, step: type[Step[int]]
+) -> None:
+    flow = LFlow("Flaky", step())
+    with engine_in([flow], mode) as engine:
+        engine.client().start_flow(flow, "f", 1)
+        payload = _first_failure(engine, "f")
+        state = engine.flow_state("f")
+        engine.client().stop_flow("f")
+    assert payload["error_type"] == "builtins.ConnectionError"
+    assert payload["error_message"] == "service unavailable (attempt 1)"
+    trace = payload["stack_trace"]
+    assert trace.startswith("Traceback (most recent call last):\n")
+    assert trace.endswith("ConnectionError: service unavailable (attempt 1)\n")
+    # It starts at the handler (no engine frames) and names its file relative to the repo.
+    assert 'File "tests/engine/test_fidelity.py"' in trace and "in execute" in trace
+    assert "dexviz/engine" not in trace
+    (active,) = state.active_executions
+    info = active.last_failure_info
+    assert info is not None and (info.method, info.attempt) == ("execute", 1)
+    assert (info.error_type, info.detail) == ("builtins.ConnectionError", payload["error_message"])
+    assert info.stack_trace == trace
+
+
+def test_stack_traces_are_the_same_in_both_modes() -> None:
+    traces = []
+    for mode in MODES:
+        flow = LFlow("Flaky", FailsOnceSlowly())
+        with engine_in([flow], mode) as engine:
+            engine.client().start_flow(flow, "f", 1)
+            traces.append(_first_failure(engine, "f")["stack_trace"])
+            engine.client().stop_flow("f")
+    assert traces[0] == traces[1]
+
+
+def test_retry_after_reports_its_cause_with_the_stack_trace(mode: str) -> None:
+    """As Dex's SDK: type and message are the cause's; the trace is the retry_after error's own,
+    whose chain shows the cause it was raised from."""
+    flow = LFlow("Later", RetriesAfter())
+    with engine_in([flow], mode) as engine:
+        engine.client().start_flow(flow, "f", 1)
+        payload = _first_failure(engine, "f")
+        info = engine.flow_state("f").active_executions[0].last_failure_info
+        engine.client().stop_flow("f")
+    assert (payload["error_type"], payload["error_message"]) == (
+        "builtins.TimeoutError",
+        "upstream busy",
+    )
+    assert payload["retry_delay_ns"] == 60 * 10**9
+    trace = payload["stack_trace"]
+    assert "TimeoutError: upstream busy" in trace and "RetryAfterError: upstream busy" in trace
+    assert info is not None and info.error_type == "builtins.TimeoutError"
+
+
+def test_a_timed_out_attempt_has_no_stack_trace() -> None:
+    run = simulate(LFlow("Slow", Sleeps()), 1)
+    failed = [e.payload for e in run.history if e.kind == EventKind.ATTEMPT_FAILED]
+    assert failed and failed[0]["reason"] == "timeout" and failed[0]["stack_trace"] == ""
+
+
+class Sleeps(Step[int]):
+    """Sleeps past its one-second method timeout, once."""
+
+    def get_step_options(self) -> Any:
+        return StepOptions(
+            execute_retry=RetryPolicy(maximum_attempts=1),
+            execute_method_timeout=timedelta(seconds=1),
+        )
+
+    async def execute(self, context: Context, n: int) -> StepDecision:
+        await asyncio.sleep(5)
+        return graceful_complete(n)

@@ -122,3 +122,16 @@ def test_bad_options_are_named(tmp_path):
 def test_the_figure_shows_itself_in_a_notebook_without_pyplot():
     figure = timeline(contract_edit_history())
     assert figure._repr_png_().startswith(b"\x89PNG")
+
+
+def test_failed_attempts_carry_their_stack_trace_as_svg_hover_text():
+    history = contract_edit_run(reviewers=3, seed=1)
+    failed = [e for e in history if e.kind == "AttemptFailed"]
+    assert failed
+    svg = timeline_svg(timeline(history))
+    execution = failed[0].execution_id
+    start = svg.index(f'<g id="lane:{execution}:failed">')
+    title = svg[svg.index("<title>", start): svg.index("</title>", start)]
+    assert f"{execution} execute attempt 1 failed" in title
+    assert "Traceback (most recent call last):" in title
+    assert failed[0].payload["error_message"] in title

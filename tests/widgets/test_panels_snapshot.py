@@ -127,3 +127,16 @@ def test_the_timeline_cursor_moves_with_the_event_time():
     assert left(start) == pytest.approx(picture.x0 * 100, abs=1e-3)
     assert left(start) < left(end) <= 100
     assert dbg.timeline() is picture  # drawn once, only the cursor moves
+
+
+def test_event_detail_shows_a_failed_attempts_stack_trace_collapsible():
+    events = history()
+    dbg = Debugger(events)
+    failed = next(e for e in events if e.kind == EventKind.ATTEMPT_FAILED)
+    text = event_detail(failed, dbg.index_)
+    trace = failed.payload["stack_trace"]
+    assert trace and '<details class="dx-trace" open><summary>stack trace</summary>' in text
+    assert "Traceback (most recent call last):" in text
+    assert "ContractEditError: contract" in trace
+    completed = next(e for e in events if e.kind == EventKind.STEP_EXECUTE_COMPLETED)
+    assert "dx-trace" not in event_detail(completed, dbg.index_)
