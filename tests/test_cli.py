@@ -17,7 +17,7 @@ from dexviz import cli
 REPO_ROOT = Path(__file__).resolve().parent.parent
 CONTRACT_EDIT = REPO_ROOT / "dexviz" / "examples" / "contract_edit.py"
 RECORD_LINE = re.compile(
-    r"^  (reviewer-\d+)\s+(saved|failed|withdrawn)\s+(\d+) ms \.\.\s+(\d+) ms$"
+    r"^  (reviewer-\d+)\s+(saved|failed|withdrawn)\s+(\d+\.\d{3}) s \.\.\s+(\d+\.\d{3}) s$"
 )
 
 
@@ -114,8 +114,8 @@ def test_records_are_formatted_relative_to_the_first_start():
         [Record("r-10", "saved", 5000, 9000), Record("r-2", "failed", 1000, 1000)]
     )
     assert lines == [
-        "  r-10  saved         4000 ms ..    8000 ms",
-        "  r-2   failed           0 ms ..       0 ms",
+        "  r-10  saved        4.000 s ..   8.000 s",
+        "  r-2   failed       0.000 s ..   0.000 s",
     ]
 
 
@@ -166,7 +166,7 @@ def test_demo_runs_the_contract_edit_flow(tmp_path):
         f"reviewer-{n}": {2: "failed", 4: "failed", 6: "withdrawn"}.get(n, "saved")
         for n in range(1, 9)
     }
-    assert min(int(match.group(3)) for match in records if match) == 0
+    assert min(float(match.group(3)) for match in records if match) == 0
     assert "critical section held: no two of the 5 saved edits overlap" in completed.stdout
     history = (out / "history.jsonl").read_text(encoding="utf-8").splitlines()
     assert history, "history.jsonl is empty"

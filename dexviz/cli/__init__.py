@@ -206,9 +206,11 @@ def format_records(records: Sequence[EditInterval]) -> list[str]:
         return []
     origin = min(record.started_at_millis for record in records)
     width = max(len(record.reviewer) for record in records)
+    # Seconds, as every other line of the demo's output (run summary, sections table).
     return [
         f"  {record.reviewer:<{width}}  {record.outcome:<9}  "
-        f"{record.started_at_millis - origin:>7} ms .. {record.finished_at_millis - origin:>7} ms"
+        f"{(record.started_at_millis - origin) / 1000:>7.3f} s .. "
+        f"{(record.finished_at_millis - origin) / 1000:>7.3f} s"
         for record in records
     ]
 

@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass
 from os import PathLike
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dexviz._optional import MissingExtraError
 from dexviz.analysis.exclusive import ExclusiveReport, exclusive_sections
@@ -24,7 +24,10 @@ from dexviz.viz.frames import frames
 from dexviz.viz.render import GraphvizNotInstalledError
 from dexviz.viz.timeline import save_timeline, timeline
 
-__all__ = ["RunSummary", "summarize_run", "write_run_outputs"]
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+__all__ = ["RunSummary", "run_timeline", "summarize_run", "write_run_outputs"]
 
 
 def _jsonable(value: Any) -> Any:
@@ -51,6 +54,11 @@ def _write_csv(run: RunExecutions, folder: Path) -> Path:
     return target
 
 
+def run_timeline(run: RunExecutions, channel: str | None = None) -> Figure:
+    """The timeline the CLI draws: by branch with the token lane, by Step type without one."""
+    return timeline(run, channel=channel, group_by="branch" if channel else "step_type")
+
+
 def write_run_outputs(
     history: History, out_dir: str | PathLike[str], *, channel: str | None = None
 ) -> dict[str, Path]:
@@ -75,8 +83,7 @@ def write_run_outputs(
     run = build_executions(history)
     written = {"history": history.save(folder / "history.jsonl")}
     written["graph"] = _write_graph(run, folder)
-    figure = timeline(run, channel=channel, group_by="branch" if channel else "step_type")
-    written["timeline"] = save_timeline(figure, folder / "timeline.svg")
+    written["timeline"] = save_timeline(run_timeline(run, channel), folder / "timeline.svg")
     written["executions"] = _write_csv(run, folder)
     if channel is not None:
         report = exclusive_sections(run, channel)

@@ -185,7 +185,7 @@ def _holding_texts(holdings: Sequence[Holding], scale: _Scale) -> dict[str, str]
     number; a bar too narrow for any is left blank rather than overprinted.
     """
     def fits(text: str, holding: Holding) -> bool:
-        return len(text) * 3.9 + 4 <= holding.duration_ns / 1e9 * scale.points_per_s
+        return len(text) * 3.9 + 2 <= holding.duration_ns / 1e9 * scale.points_per_s
 
     texts = {}
     for holding in holdings:
