@@ -56,7 +56,7 @@ class _Tally:
     def add(self, result: ScheduleResult) -> None:
         self.schedules += 1
         self.longest = max(self.longest, len(result.steps))
-        self.units = max(self.units, 1 + max((s.first_seen for s in result.steps), default=0))
+        self.units = max(self.units, len({s.name for s in result.steps}))
         if result.outcome == "blocked":
             self.pruned += 1
         elif result.outcome == "depth":

@@ -10,6 +10,7 @@ state, then runs the checks. Waiter and fault choices inside a step go to the sa
 from __future__ import annotations
 
 import asyncio
+import inspect
 import time
 import warnings
 from collections.abc import Callable, Hashable, Sequence, Set
@@ -297,7 +298,7 @@ class _Run:
             warnings.simplefilter("ignore", RuntimeWarning)
             for task in self.tasks:
                 if not task.done():
-                    task.get_coro().close()
+                    _close(task.get_coro())
 
     def finish(self, terminal: bool) -> None:
         if self.result.found is not None:
@@ -310,6 +311,16 @@ class _Run:
                 self.result.found = Found(name, message, len(self.result.steps) - 1)
                 self.result.outcome = "violation"
                 return
+
+
+def _close(coroutine: Any) -> None:
+    """Close a coroutine and the unstarted coroutines it was handed (a handler in a wrapper)."""
+    frame = getattr(coroutine, "cr_frame", None)
+    if frame is not None and getattr(coroutine, "cr_running", False) is False:
+        for value in list(frame.f_locals.values()):
+            if inspect.iscoroutine(value):
+                _close(value)
+    coroutine.close()
 
 
 def describe(events: Sequence[Event]) -> str:

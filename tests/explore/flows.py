@@ -236,6 +236,15 @@ class Case:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+ACTIONS = (
+    Action.publish(GO, "x"),
+    Action.stop_flow(),
+    Action.set_attribute(NOTE, "client"),
+    Action.invoke_rpc(ClientFlow.annotate, "rpc"),
+)
+"""Client calls the generated cases draw from."""
+
+
 def _edits(count: int, withdraw: int = 0) -> list[ContractEdit]:
     return [ContractEdit(f"r{i}", should_withdraw=i == withdraw) for i in range(1, count + 1)]
 

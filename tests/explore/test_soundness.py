@@ -9,9 +9,21 @@ canceled coroutine), so keep it covering racing timers, waiters, actions and fau
 from __future__ import annotations
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
+from dexviz.engine.choice import FaultBudget
+from dexviz.examples.contract_edit import ContractEdit, ContractEditFlow, SaveContractEdit
 from dexviz.explore import explore
-from tests.explore.flows import CASES, Case
+from tests.explore.flows import (
+    ACTIONS,
+    CASES,
+    Case,
+    ClientFlow,
+    FanFlow,
+    RaceFlow,
+    TimerRaceFlow,
+)
 
 SOUNDNESS_CASES = [c for c in CASES if c.name != "broken-contract-2"]
 
@@ -41,3 +53,33 @@ def test_dpor_runs_fewer_schedules_where_units_commute() -> None:
     every, reduced = _explore(case, "dfs"), _explore(case, "dpor")
     assert reduced.schedules * 5 < every.schedules
     assert reduced.pruned > 0 and every.pruned == 0
+
+
+reviewer = st.builds(
+    ContractEdit,
+    reviewer=st.sampled_from(["a", "b"]),
+    should_fail_handoff=st.booleans(),
+    should_fail_edit=st.booleans(),
+    should_withdraw=st.booleans(),
+)
+generated = st.one_of(
+    st.builds(Case, st.just("fan"), st.just(FanFlow()), st.integers(1, 3)),
+    st.builds(Case, st.just("race"), st.just(RaceFlow()), st.integers(0, 3)),
+    st.builds(Case, st.just("timer"), st.just(TimerRaceFlow()), st.integers(0, 2)),
+    st.builds(
+        Case, st.just("contract"), st.just(ContractEditFlow()), st.lists(reviewer, max_size=2),
+        faults=st.sampled_from([None, FaultBudget.of(SaveContractEdit, count=1)]),
+    ),
+    st.builds(
+        Case, st.just("client"), st.just(ClientFlow()), st.just("t"),
+        actions=st.lists(st.sampled_from(ACTIONS), max_size=2, unique=True).map(tuple),
+    ),
+)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(generated)
+def test_dpor_matches_dfs_on_generated_flows(case: Case) -> None:
+    every = _explore(case, "dfs")
+    reduced = _explore(case, "dpor")
+    assert reduced.terminal_states == every.terminal_states
