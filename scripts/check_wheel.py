@@ -2,8 +2,9 @@
 
 Usage (from the repository root): ``.venv/bin/python scripts/check_wheel.py [--keep DIR]``.
 
-1. ``python -m build --wheel`` writes ``dexviz-<version>-py3-none-any.whl`` (into a temporary
-   folder, so ``dist/`` is left alone).
+1. ``python -m build`` writes the sdist and, from it, ``dexviz-<version>-py3-none-any.whl``
+   (into a temporary folder, so ``dist/`` is left alone; building from the sdist keeps stale
+   files of a local ``build/`` folder out of the wheel).
 2. A new virtualenv (from the base interpreter, never the project's editable ``.venv``) gets
    ``pip install "<wheel>[all]"``.
 3. In an empty folder, with no ``PYTHONPATH``, it runs ``dexviz demo``, ``dexviz report`` on the
@@ -58,8 +59,8 @@ def base_python() -> str:
 
 
 def build_wheel(out: Path) -> Path:
-    """Build the wheel into ``out`` and return its path."""
-    run([sys.executable, "-m", "build", "--wheel", "--outdir", str(out), str(ROOT)], ROOT)
+    """Build the sdist and the wheel (from it) into ``out``; return the wheel's path."""
+    run([sys.executable, "-m", "build", "--outdir", str(out), str(ROOT)], ROOT)
     wheels = sorted(out.glob("dexviz-*-py3-none-any.whl"))
     if len(wheels) != 1:
         raise StepFailed(f"expected one dexviz-*-py3-none-any.whl in {out}, found {wheels}")
