@@ -54,6 +54,9 @@ def test_the_page_lists_failed_attempts_with_their_errors(page):
     assert "Failed attempts (4)" in page
     assert "ContractEditError: contract handoff failed" in page
     assert "(final)" in page and "(retry in 1.000 s)" in page
+    # The engine records each failed attempt's stack trace; the page shows it, collapsed.
+    assert page.count('<details class="dx-trace"><summary>stack trace</summary>') == 4
+    assert "Traceback (most recent call last):" in page
 
 
 def _edited(events: History, kind: str, **payload: object) -> History:
