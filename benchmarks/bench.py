@@ -93,10 +93,17 @@ ROWS = [
         "< 2 s", lambda d, r: d < 2),
     Row("Debugger Next + panels, median ms (wall)", "ms", _value("debugger", "dexviz"), None,
         None, "< 150 ms", lambda d, r: d < 150),
+    Row("explore: seed Flow, 3 reviewers + 1 failure, dpor proof, s (CPU)", "s",
+        _cpu("explore_proof", "dexviz"), None, None, "<= 60 s", lambda d, r: d <= 60),
+    Row("explore: broken variant found + shrunk, s (CPU)", "s", _cpu("explore_bug", "dexviz"),
+        None, None, "<= 10 s", lambda d, r: d <= 10),
+    Row("explore: 31-transition Flow, schedules/s (CPU)", "/s", _cpu("explore_rate", "dexviz"),
+        None, None, "(measured)", lambda d, r: True),
 ]  # fmt: skip
 
 ENGINE_CASES = ["chain", "handoff2", "handoff1000", "fanout100", "fanout10000", "idle", "rss"]
-DEXVIZ_CASES = ["calls", "gc", "sqlite_normal", "sqlite_full", "graph", "debugger"]
+DEXVIZ_CASES = ["calls", "gc", "sqlite_normal", "sqlite_full", "graph", "debugger",
+                "explore_proof", "explore_bug", "explore_rate"]
 
 
 def _env() -> dict[str, str]:

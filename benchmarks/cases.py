@@ -198,6 +198,27 @@ def dexviz_debugger() -> dict[str, float]:
     return {"value": statistics.median(samples)}
 
 
+def dexviz_explore(what: str) -> dict[str, float]:
+    """dexviz.explore: seconds to prove the seed's Flow or to find the broken one's bug; or rate."""
+    import explore as exploring
+
+    wall, cpu = time.perf_counter(), time.process_time()
+    if what == "rate":
+        ends = [exploring.checks.terminates()]
+        report = exploring.explore(exploring.ThreeChains(), 0, check=ends, strategy="random",
+                                   max_schedules=200, progress=False)
+    else:
+        proof = what == "proof"
+        flow = exploring.ContractEditFlow() if proof else exploring.BrokenContractEditFlow()
+        report = exploring.explore(flow, exploring.reviewers(3), check=exploring.CHECKS,
+                                   faults=exploring.BUDGET if proof else None, progress=False)
+        assert report.proven if proof else report.violations
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    if what == "rate":
+        return {"value": report.schedules / wall, "cpu_value": report.schedules / cpu}
+    return {"value": wall, "cpu_value": cpu}
+
+
 # -- the reference engine -------------------------------------------------------------------
 def reference_chain(flows: int = CHAINS) -> dict[str, float]:
     """The same chains on the reference engine."""
@@ -276,6 +297,9 @@ CASES: dict[str, dict[str, Callable[[], dict[str, float]]]] = {
     "sqlite_full": {"dexviz": lambda: dexviz_sqlite("FULL")},
     "graph": {"dexviz": dexviz_graph},
     "debugger": {"dexviz": dexviz_debugger},
+    "explore_proof": {"dexviz": lambda: dexviz_explore("proof")},
+    "explore_bug": {"dexviz": lambda: dexviz_explore("bug")},
+    "explore_rate": {"dexviz": lambda: dexviz_explore("rate")},
 }
 
 
