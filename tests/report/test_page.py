@@ -139,3 +139,16 @@ def test_write_report_writes_utf8_and_returns_the_path(tmp_path):
     path = write_report(history(2), tmp_path / "r.html")
     assert path == tmp_path / "r.html"
     assert path.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+
+
+@pytest.mark.requires_dot
+def test_a_live_debuggers_page_replays_the_events_so_far(tmp_path):
+    from tests.widgets.helpers import started_engine
+
+    debugger = Debugger(started_engine(2), token_channel=TOKEN)
+    for _ in range(3):
+        debugger.step()
+    index, size = debugger.index, len(debugger)
+    data = island(debugger.to_html(tmp_path / "live.html").read_text(encoding="utf-8"))
+    assert len(data["events"]) == size
+    assert (debugger.index, len(debugger), debugger.live) == (index, size, True)
