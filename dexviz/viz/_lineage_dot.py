@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from dexviz.analysis.lineage import STATUS_ORDER, LineageEdge, LineageGraph, LineageNode
+from dexviz.viz._lineage_trim import MAX_DRAWN_NODES, trim_lineage
 from dexviz.viz.dot import AttrValue, DotGraph, LegendItem, cell, font, row, table
 from dexviz.viz.palette import CLOSE_COLORS, EDGE_COLORS, SOURCE_COLORS, STATUS_COLORS
 
@@ -151,7 +152,7 @@ def legend_rows(graph: LineageGraph) -> list[str]:
     return rows
 
 
-def _title(graph: LineageGraph, legend: bool) -> AttrValue:
+def _title(graph: LineageGraph, legend: bool, left_out: int = 0) -> AttrValue:
     counts = graph.status_counts()
     total = sum(counts.values())
     summary = " · ".join(f"{counts[s]} {s}" for s in STATUS_ORDER if counts.get(s))
@@ -161,27 +162,33 @@ def _title(graph: LineageGraph, legend: bool) -> AttrValue:
                   size=10, color=MUTED)]
     if summary:
         lines.append(font(summary, size=10, color=MUTED))
+    if left_out:
+        lines.append(font(f"Collapsed: {left_out:,} of {total:,} executions are not drawn "
+                          f"(more than {MAX_DRAWN_NODES:,} nodes)", size=10,
+                          color=STATUS_COLORS["Failed"][0]))
     rows = [row(cell(line)) for line in lines]
     return table(rows + (legend_rows(graph) if legend else []),
                  {"BORDER": 0, "CELLPADDING": 1})
 
 
 def lineage_dot(graph: LineageGraph, *, rankdir: str = "TB", legend: bool = True) -> str:
-    """The lineage graph as deterministic DOT text."""
+    """The lineage graph as deterministic DOT text (collapsed above MAX_DRAWN_NODES nodes)."""
+    drawn, left_out = trim_lineage(graph)
     dot = DotGraph(
         f"{graph.flow_type or graph.flow_id} execution",
         graph_attrs={"id": f"execution:{graph.run_id}", "rankdir": rankdir, "fontname": FONT,
-                     "label": _title(graph, legend), "labelloc": "t", "bgcolor": "#ffffff",
+                     "label": _title(graph, legend, left_out), "labelloc": "t",
+                     "bgcolor": "#ffffff",
                      "pad": 0.3,
                      "nodesep": 0.35, "ranksep": 0.55, "newrank": True},
         node_defaults={"fontname": FONT, "fontsize": 10, "fontcolor": TEXT},
         edge_defaults={"fontname": FONT, "fontsize": 8.5, "arrowsize": 0.7},
     )
-    for node in graph.nodes:
+    for node in drawn.nodes:
         dot.node(node.node_id, node_attrs(node))
-    for index, edge in enumerate(graph.edges, start=1):
+    for index, edge in enumerate(drawn.edges, start=1):
         dot.edge(edge.source, edge.target, edge_attrs(edge, index))
-    dot.same_rank("min", [n.node_id for n in graph.nodes if n.kind == "source"])
+    dot.same_rank("min", [n.node_id for n in drawn.nodes if n.kind == "source"])
     return dot.source()
 
 

@@ -8,6 +8,7 @@ pin it). HTML-like labels (cards) are built with :func:`table`, :func:`row`, :fu
 
 from __future__ import annotations
 
+import re
 import textwrap
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -22,8 +23,10 @@ __all__ = [
     "format_attrs",
     "html_escape",
     "legend_label",
+    "plain_text",
     "quote",
     "row",
+    "shorten",
     "table",
     "wrap_lines",
 ]
@@ -37,6 +40,13 @@ class HtmlLabel:
 
 
 AttrValue = str | int | float | bool | HtmlLabel | None
+
+MAX_DOT_STRING = 16_000
+"""Graphviz's scanner rejects a string or HTML label over 16,384 characters; stay below."""
+MAX_LABEL_CHARS = 2_000
+"""Plain labels and tooltips are cut here: past this, nobody reads them."""
+_BREAK = re.compile(r"<BR\s*/?>", re.IGNORECASE)
+_TAG = re.compile(r"<[^>]*>")
 
 
 def quote(text: str) -> str:
@@ -67,10 +77,35 @@ def format_attrs(attrs: Mapping[str, AttrValue]) -> str:
 
 def _value(value: AttrValue) -> str:
     if isinstance(value, HtmlLabel):
-        return f"<{value.markup}>"
+        if len(value.markup) <= MAX_DOT_STRING:
+            return f"<{value.markup}>"
+        # Markup cannot be cut safely: an oversized card falls back to its plain text.
+        return quote(shorten(plain_text(value.markup)))
     if isinstance(value, bool):
         return quote("true" if value else "false")
-    return quote(str(value))
+    return quote(shorten(str(value)))
+
+
+def shorten(text: str, limit: int = MAX_LABEL_CHARS) -> str:
+    """``text`` cut to ``limit`` characters with a note saying how much was left out.
+
+    Graphviz cannot read a string longer than 16,384 characters, and a label that long is
+    unreadable anyway; the cut keeps the start, which names what the label is about.
+    """
+    if len(text) <= limit:
+        return text
+    note = f" … ({len(text) - limit + 40:,} more characters)"
+    return text[: limit - 40] + note
+
+
+def plain_text(markup: str) -> str:
+    """The text of HTML-like label markup: tags dropped (``<BR/>`` as a newline), unescaped."""
+    text = _BREAK.sub("\n", markup)
+    text = _TAG.sub(" ", text)
+    text = " ".join(part for part in text.split(" ") if part)
+    for entity, char in (("&lt;", "<"), ("&gt;", ">"), ("&quot;", '"'), ("&amp;", "&")):
+        text = text.replace(entity, char)
+    return text.strip()
 
 
 @dataclass
