@@ -1,12 +1,19 @@
-"""AsyncClient: the Client's methods as coroutines, bound to the caller's event loop."""
+"""AsyncClient: the Client's methods as coroutines, bound to the caller's event loop.
+
+A handler may await the engine's own AsyncClient (Dex's parent-child and scalable-parallel
+patterns). In simulation such a handler runs as a Task on the engine's VirtualLoop, so its waits
+must not drive the engine from inside that Task: they await a commit instead, and the
+simulation carries on around them.
+"""
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from dexviz.engine.client import Client
+from dexviz.engine.client import Client, timeout_seconds
 from dexviz.engine.runners import LiveRunner
 from dexviz.sdk.flow_options import StartFlowOptions, StopFlowOptions
 from dexviz.sdk.results import FlowInfo, FlowResult
@@ -54,6 +61,8 @@ class AsyncClient:
 
     async def _wait(self, call: Any, *args: Any) -> Any:
         if self._rt.sim is not None:
+            if _inside(self._rt):
+                return await _in_task(self._rt, call.__name__, args)
             return call(*args)
         # The blocking wait runs in the loop's executor so the loop keeps serving handlers.
         return await asyncio.get_running_loop().run_in_executor(None, call, *args)
@@ -100,6 +109,10 @@ class AsyncClient:
         """Await an Attribute match and return the value."""
         return await self._wait(self._client.wait_for_attribute_match, flow_id, attribute, *args)
 
+    async def wait_for_attribute_equal(self, flow_id: str, attribute: Any, *args: Any) -> None:
+        """Await an Attribute equal to a scalar."""
+        await self._wait(self._client.wait_for_attribute_equal, flow_id, attribute, *args)
+
     def __getattr__(self, name: str) -> Any:
         method = getattr(self._client, name)
         if not callable(method):
@@ -110,3 +123,64 @@ class AsyncClient:
 
         call.__name__ = name
         return call
+
+
+def _inside(rt: Runtime) -> bool:
+    """Whether the caller is a handler Task on the simulation's own VirtualLoop."""
+    try:
+        return asyncio.get_running_loop() is rt.loop
+    except RuntimeError:
+        return False
+
+
+class _Suspend(Exception):  # noqa: N818 - a control-flow signal, not an error
+    """Raised by a _TaskClient's wait: the caller must await ``ready`` and call again."""
+
+    def __init__(self, ready: Callable[[], bool], timeout: Any) -> None:
+        super().__init__("suspend")
+        self.ready, self.timeout = ready, timeout
+
+
+class _TaskClient(Client):
+    """A Client whose first wait suspends; the repeated call gets the awaited outcome."""
+
+    outcome: bool | None = None
+
+    def _wait(self, ready: Callable[[], bool], timeout: Any) -> bool:
+        if self.outcome is None:
+            raise _Suspend(ready, timeout)
+        # Called again once the wait ended: its checks ran again, and ready() records the value.
+        outcome, self.outcome = self.outcome, None
+        return ready() if outcome else False
+
+
+async def _in_task(rt: Runtime, name: str, args: tuple[Any, ...]) -> Any:
+    """Run a waiting Client method from a handler Task: await the commit it waits for."""
+    client = _TaskClient(rt)
+    method = getattr(client, name)
+    try:
+        return method(*args)
+    except _Suspend as suspended:
+        client.outcome = await _until(rt, suspended.ready, suspended.timeout)
+        return method(*args)
+
+
+async def _until(rt: Runtime, ready: Callable[[], bool], timeout: Any) -> bool:
+    """True after the first commit at which ``ready()`` holds; False at the (virtual) timeout."""
+    loop = asyncio.get_running_loop()
+    waiter: asyncio.Future[bool] = loop.create_future()
+
+    def settle(value: bool) -> None:
+        if not waiter.done():
+            waiter.set_result(value)
+
+    watched = rt.watch(ready)
+    watched.add_done_callback(lambda f: None if f.cancelled() else settle(True))
+    seconds = timeout_seconds(timeout)
+    timer = None if seconds is None else loop.call_later(seconds, settle, False)
+    try:
+        return await waiter
+    finally:
+        watched.cancel()
+        if timer is not None:
+            timer.cancel()

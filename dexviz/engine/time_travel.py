@@ -111,10 +111,15 @@ class TimeTravel:
                 "pending_messages": pending,
                 "mode": "simulation" if rt.sim else "live",
                 "seed": rt.seed,
-                "timeout_s": None,
-                "timeout_policy": None,
+                **self._timeout(run),
             },
         )
+
+    def _timeout(self, run: FlowRun) -> dict[str, Any]:
+        """The reset run keeps the Flow's timeout, counted again from the reset (R164)."""
+        if run.start_options is None:
+            return {"timeout_s": None, "timeout_policy": None}
+        return self._rt.timeouts.start(run, run.start_options)
 
     # -- folding the old run ----------------------------------------------------------------
     def _fold(self, run: FlowRun, events: list[Event]) -> list[FoldedExecution]:

@@ -15,6 +15,7 @@ import pytest
 
 from dexviz import (
     Attribute,
+    Channel,
     Context,
     EventKind,
     FlowDefinitionError,
@@ -31,6 +32,8 @@ from dexviz import (
     StepList,
     StepOptions,
     Timer,
+    TimeTravelOptions,
+    TimeTravelType,
     Wait,
     go_to_many,
     go_to_multi,
@@ -387,3 +390,94 @@ class Sleeps(Step[int]):
     async def execute(self, context: Context, n: int) -> StepDecision:
         await asyncio.sleep(5)
         return graceful_complete(n)
+
+
+# -- 8: time travel keeps the Flow's timeout ----------------------------------------------------
+
+GO = Channel("go", str)
+
+
+class AwaitsGo(Step[int]):
+    """Waits for one ``go`` message, notes it, and completes."""
+
+    def wait_for(self, context: Context, n: int) -> Wait:
+        return Wait.until(GO.for_one())
+
+    def execute(self, context: Context, n: int) -> StepDecision:
+        NOTE.set(context, GO.results(context)[0])
+        return graceful_complete(n)
+
+
+def test_time_travel_keeps_the_flows_timeout(mode: str) -> None:
+    """R164 with skip_writes_reapply: the reset run cannot progress, so its timeout (counted
+    again from the reset) fails it: FAILED, no completions, the skipped Attribute unset."""
+    flow = LFlow("Timed", AwaitsGo(), (), [NOTE, GO])
+    options = StartFlowOptions(timeout=timedelta(seconds=2))
+    with engine_in([flow], mode) as engine:
+        client = engine.client()
+        first = client.start_flow(flow, "t", 1, options)
+        waiting(engine, "t", "AwaitsGo-1")
+        client.publish("t", GO, "now")
+        assert client.wait_for_flow("t", SOON).status is FlowStatus.COMPLETED
+        reset = TimeTravelOptions(TimeTravelType.BEGINNING, skip_writes_reapply=True)
+        second = client.time_travel("t", reset)
+        result = client.wait_for_flow("t", timedelta(seconds=10))
+        note = client.get_attribute("t", NOTE)
+        started = [
+            e for e in engine.history("t") if e.kind == EventKind.FLOW_STARTED_OR_CONTINUED
+        ]
+    assert second != first
+    assert result.status is FlowStatus.FAILED
+    assert result.error_type is FlowErrorType.FLOW_TIMEOUT
+    assert result.completions == () and note is None
+    assert [(e.run_id, e.payload["timeout_s"]) for e in started] == [(first, 2.0), (second, 2.0)]
+
+
+# -- 10: a handler awaiting the engine's own AsyncClient ----------------------------------------
+
+
+class Nap(Step[int]):
+    """The child: waits ``n`` seconds on a timer, then (a coroutine) completes with ``n * 10``."""
+
+    def wait_for(self, context: Context, n: int) -> Wait:
+        return Wait.until(Timer.by_duration(timedelta(seconds=n)))
+
+    async def execute(self, context: Context, n: int) -> StepDecision:
+        await asyncio.sleep(0)
+        return graceful_complete(n * 10)
+
+
+class Spawn(Step[int]):
+    """The parent: starts ``n`` children through the AsyncClient and awaits their results."""
+
+    def __init__(self) -> None:
+        self.client: Any = None
+        self.child: Any = None
+
+    async def execute(self, context: Context, n: int) -> StepDecision:
+        ids = [f"{context.flow_id}-child-{i}" for i in range(1, n + 1)]
+        for i, child_id in enumerate(ids, start=1):
+            await self.client.start_flow(self.child, child_id, i)
+        results = [await self.client.wait_for_flow(i, timedelta(minutes=5)) for i in ids]
+        return graceful_complete(sum(r.single_output(int) for r in results))
+
+
+def test_an_async_handler_awaiting_the_engines_async_client_works_in_simulation(
+    mode: str,
+) -> None:
+    """Dex's parent-child pattern: no "Cannot enter into task", and the children finish on
+    time (the parent closes at the slowest child's virtual 3 s, not at a 2-hour timeout)."""
+    spawn = Spawn()
+    parent = LFlow("Parent", spawn, (), [NOTE])
+    child = LFlow("Child", Nap())
+    with engine_in([parent, child], mode) as engine:
+        spawn.client, spawn.child = engine.async_client(), child
+        client = engine.client()
+        client.start_flow(parent, "p", 3)
+        result = client.wait_for_flow("p", timedelta(seconds=30))
+        history = engine.history("p")
+    assert result.status is FlowStatus.COMPLETED, result
+    assert result.single_output(int) == 60
+    assert [e.payload.get("reason") for e in history if e.kind == EventKind.ATTEMPT_FAILED] == []
+    elapsed = (history[-1].time_ns - history[0].time_ns) / 1e9
+    assert 3 <= elapsed < 10
