@@ -198,32 +198,56 @@ class Execution:
 
 
 class WaiterSet:
-    """The executions waiting on one Channel: O(1) add, remove and random pick."""
+    """The executions waiting on one Channel: O(1) add, remove and random pick.
+
+    Most Channels have a waiter or two (a parked Flow has one), so the id-to-position index is
+    built only once the set grows past a few items; below that a scan is as fast and keeps an
+    idle Flow small. The order of ``items`` is the same either way.
+    """
 
     __slots__ = ("items", "_positions")
 
+    _SMALL = 8
+
     def __init__(self) -> None:
         self.items: list[Execution] = []
-        self._positions: dict[str, int] = {}
+        self._positions: dict[str, int] | None = None
 
     def __len__(self) -> int:
         return len(self.items)
 
+    def _position(self, execution_id: str) -> int | None:
+        if self._positions is not None:
+            return self._positions.get(execution_id)
+        for position, item in enumerate(self.items):
+            if item.execution_id == execution_id:
+                return position
+        return None
+
     def add(self, ex: Execution) -> None:
         """Add ``ex`` (once)."""
-        if ex.execution_id not in self._positions:
-            self._positions[ex.execution_id] = len(self.items)
-            self.items.append(ex)
+        if self._position(ex.execution_id) is not None:
+            return
+        items = self.items
+        if self._positions is not None:
+            self._positions[ex.execution_id] = len(items)
+        items.append(ex)
+        if self._positions is None and len(items) > self._SMALL:
+            self._positions = {item.execution_id: i for i, item in enumerate(items)}
 
     def discard(self, ex: Execution) -> None:
         """Remove ``ex`` if present, moving the last item into its slot."""
-        position = self._positions.pop(ex.execution_id, None)
+        position = self._position(ex.execution_id)
         if position is None:
             return
+        positions = self._positions
+        if positions is not None:
+            del positions[ex.execution_id]
         last = self.items.pop()
         if position < len(self.items):
             self.items[position] = last
-            self._positions[last.execution_id] = position
+            if positions is not None:
+                positions[last.execution_id] = position
 
 
 @dataclass(slots=True)
