@@ -106,17 +106,21 @@ def definition_dot(
 def _publish_stub(
     dot: DotGraph, graph: FlowDefinitionGraph, resource_id: str, owner_id: str, stubs: set[str]
 ) -> _Endpoint:
-    """A small copy of the Channel beside its publisher: one bus per Channel and publisher.
+    """A small copy of a Channel (or Attribute) beside the Step that publishes (writes) it.
 
-    The Channel node sits above the Steps that wait on it, so an edge from a later Step back
-    up to it would loop round the picture; the stub keeps the publish short and readable.
+    The resource node sits above the Steps that wait on it or read it, so an edge from a later
+    Step back up to it would loop round the picture; the stub keeps the edge short.
     """
     stub = f"stub:{resource_id}@{owner_id}"
     if stub not in stubs:
         stubs.add(stub)
-        name = graph.node(resource_id).name
-        dot.node(stub, {**STUB_STYLE, "id": stub, "class": "channel-stub", "label": name,
-                        "tooltip": f"{name}: the Channel, published to here"})
+        node = graph.node(resource_id)
+        style = NODE_STYLES[node.kind]
+        look = {**STUB_STYLE, "shape": style["shape"], "fillcolor": style["fillcolor"],
+                "color": style["color"]}
+        what = "Channel, published to" if node.kind == "channel" else "Attribute, written"
+        dot.node(stub, {**look, "id": stub, "class": f"{node.kind}-stub", "label": node.name,
+                        "tooltip": f"{node.name}: the {what} here"})
     return (stub, None)
 
 

@@ -88,7 +88,7 @@ STUB_STYLE: dict[str, AttrValue] = {
     "shape": "cylinder", "style": "filled", "fillcolor": "#e6f2ee", "color": "#4d7b69",
     "fontsize": 9, "fontcolor": "#22604b", "margin": "0.06,0.02", "height": 0.3,
 }
-"""A publish target drawn beside its publisher (the Channel itself sits above the waits)."""
+"""A publish (or write) target drawn beside its Step; shape and colours come from the kind."""
 
 
 def card_rows(
@@ -206,7 +206,7 @@ def legend_items(
             style = NODE_STYLES[kind]
             items.append(LegendItem(caption, str(style["color"]), fill=str(style["fillcolor"])))
     if stubs:
-        items.append(LegendItem("Channel published to (drawn beside the publisher)",
+        items.append(LegendItem("published to / written (beside the Step)",
                                 str(STUB_STYLE["color"]), fill=str(STUB_STYLE["fillcolor"])))
     edge_kinds = {edge.kind for edge in edges}
     for kind, caption in _EDGE_CAPTIONS:

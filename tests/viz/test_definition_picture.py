@@ -31,7 +31,7 @@ def test_publishes_go_to_a_channel_stub_beside_the_publisher_not_back_up():
     name = '"stub:channel:contractEditToken@step:SaveContractEdit"'
     stub = next(line for line in dot.splitlines() if line.lstrip().startswith(name))
     assert 'label="contractEditToken"' in stub
-    assert "Channel published to (drawn beside the publisher)" in dot
+    assert "published to / written (beside the Step)" in dot
 
 
 def test_a_publish_to_a_channel_nobody_waits_on_is_labelled_with_the_channel(tmp_path):
