@@ -12,6 +12,7 @@ import json
 import sqlite3
 from typing import Any
 
+from dexviz.engine.sqlite_compact import compact, expand
 from dexviz.history.event import Event
 from dexviz.history.kinds import EventKind
 
@@ -20,7 +21,10 @@ SCHEMA_VERSION = 1
 
 SCHEMA = """
 CREATE TABLE flows (id INTEGER PRIMARY KEY, flow_id TEXT NOT NULL UNIQUE);
-CREATE TABLE runs (id INTEGER PRIMARY KEY, flow INTEGER NOT NULL, run_id TEXT NOT NULL);
+CREATE TABLE specs (id INTEGER PRIMARY KEY, body TEXT NOT NULL);
+CREATE TABLE runs (
+    id INTEGER PRIMARY KEY, flow INTEGER NOT NULL, run_id TEXT NOT NULL, t0 INTEGER NOT NULL
+);
 CREATE TABLE events (
     id INTEGER PRIMARY KEY,
     run INTEGER NOT NULL,
@@ -38,7 +42,8 @@ CREATE INDEX events_by_run ON events (run);
 
 EXPECTED_COLUMNS = {
     "flows": ("id", "flow_id"),
-    "runs": ("id", "flow", "run_id"),
+    "specs": ("id", "body"),
+    "runs": ("id", "flow", "run_id", "t0"),
     "events": ("id", "run", "seq", "t", "kind", "ex", "step", "method", "attempt", "body"),
 }
 
@@ -48,22 +53,6 @@ KINDS = {code: kind for kind, code in KIND_CODES.items()}
 METHOD_CODES = {"wait_for": 1, "execute": 2, "rpc": 3, "timeout_handler": 4}
 METHODS = {code: method for method, code in METHOD_CODES.items()}
 
-_LIST_MEMBERS = (
-    "writes",
-    "published",
-    "canceled",
-    "next",
-    "initial_attributes",
-    "messages",
-    "returned",
-    "conditions",
-    "timers_fired",
-    "outputs",
-)
-_DICT_MEMBERS = ("locals", "events")
-OMITTED: dict[str, Any] = {**{m: list for m in _LIST_MEMBERS}, **{m: dict for m in _DICT_MEMBERS}}
-"""Top-level payload members left out of the stored JSON when empty, with their factory."""
-
 _dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 
 
@@ -71,15 +60,14 @@ class StoreError(RuntimeError):
     """A database the SQLite store cannot use: wrong schema, damaged rows, held by a writer."""
 
 
-def encode(event: Event, run: int) -> tuple[Any, ...]:
-    """The row of one event (``run`` is the rowid of its run)."""
+def encode(event: Event, run: int, t0: int = 0) -> tuple[Any, ...]:
+    """The row of one event (``run`` is the rowid of its run; times are stored after ``t0``)."""
     payload = event.payload
     payload = getattr(payload, "value", payload)  # a LazyPayload is built now
     kind = event.kind
     body = None
     if payload:
-        omit = _MEMBERS_OF.get(kind)
-        kept = {k: v for k, v in payload.items() if v or k not in omit} if omit else payload
+        kept = compact(kind, payload, event.time_ns)
         body = _dumps(kept) if kept else None
     ex = event.execution_id
     step = event.step_type
@@ -89,7 +77,7 @@ def encode(event: Event, run: int) -> tuple[Any, ...]:
     return (
         run,
         event.seq,
-        event.time_ns,
+        event.time_ns - t0,
         KIND_CODES.get(kind, kind) if isinstance(kind, EventKind) else str(kind),
         ex,
         step,
@@ -99,9 +87,13 @@ def encode(event: Event, run: int) -> tuple[Any, ...]:
     )
 
 
-def decode(row: tuple[Any, ...], flow_id: str, run_id: str, where: str) -> Event:
-    """The event of one stored row; a damaged row raises StoreError naming it."""
-    rowid, seq, time_ns, kind_code, ex, step, method, attempt, body = row
+def decode(
+    row: tuple[Any, ...], flow_id: str, run: tuple[str, int], where: str
+) -> Event:
+    """The event of one stored row (``run``: its run id and start time); damage is named."""
+    rowid, seq, offset, kind_code, ex, step, method, attempt, body = row
+    run_id, t0 = run
+    time_ns = t0 + offset
     kind: EventKind | str | None = KINDS.get(kind_code) if isinstance(kind_code, int) else kind_code
     if kind is None or not isinstance(kind, str):
         raise StoreError(f"{where}: events row {rowid} has an unknown event kind {kind_code!r}")
@@ -119,9 +111,7 @@ def decode(row: tuple[Any, ...], flow_id: str, run_id: str, where: str) -> Event
                 f"{where}: events row {rowid} (Flow {flow_id!r}, seq {seq}) holds a payload "
                 "that is not a JSON object"
             )
-    for member in _MEMBERS_OF.get(kind, ()):
-        if member not in payload:
-            payload[member] = OMITTED[member]()
+    expand(kind, payload, time_ns)
     if step is None and ex is not None:
         step = ex.rpartition("-")[0]
     return Event(
@@ -136,26 +126,6 @@ def decode(row: tuple[Any, ...], flow_id: str, run_id: str, where: str) -> Event
         attempt,
         payload,
     )
-
-
-_MEMBERS_OF: dict[Any, tuple[str, ...]] = {
-    EventKind.FLOW_STARTED_OR_CONTINUED: ("initial_attributes",),
-    EventKind.STEP_WAIT_FOR_COMPLETED: ("writes", "published", "locals", "events"),
-    EventKind.STEP_EXECUTE_COMPLETED: ("writes", "published", "locals", "events"),
-    EventKind.RPC_EXECUTION_COMPLETED: (
-        "writes",
-        "published",
-        "next",
-        "canceled",
-        "locals",
-        "events",
-    ),
-    EventKind.CHANNEL_EXTERNAL_PUBLISH: ("messages",),
-    EventKind.WAIT_SATISFIED: ("conditions", "timers_fired", "messages"),
-    EventKind.EXECUTION_CANCELED: ("returned",),
-    EventKind.FLOW_CLOSED: ("outputs",),
-}
-"""Per kind, the omittable members its payload always has (restored on read when left out)."""
 
 
 def check_schema(db: sqlite3.Connection, where: str) -> None:
@@ -196,3 +166,8 @@ def check_integrity(db: sqlite3.Connection, where: str) -> None:
         raise StoreError(f"{where}: the database file is damaged or not SQLite ({error})") from None
     if problems != ["ok"]:
         raise StoreError(f"{where}: integrity check failed: {'; '.join(problems[:5])}")
+
+
+def dumps(value: Any) -> str:
+    """Compact JSON, keys in the order given."""
+    return _dumps(value)

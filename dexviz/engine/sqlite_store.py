@@ -20,6 +20,8 @@ Durability modes (``durability=``):
 
 from __future__ import annotations
 
+import copy
+import json
 import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
@@ -34,11 +36,13 @@ from dexviz.engine.sqlite_schema import (
     check_integrity,
     check_schema,
     decode,
+    dumps,
     encode,
 )
 from dexviz.engine.store_lock import WriterLock
 from dexviz.history.event import Event
 from dexviz.history.history import History
+from dexviz.history.kinds import EventKind
 
 _DURABILITY = {"full": "FULL", "normal": "NORMAL", "group": "NORMAL"}
 _SYNCHRONOUS = ("OFF", "NORMAL", "FULL", "EXTRA")
@@ -83,8 +87,10 @@ class SQLiteStore:
         self._writer: WriterLock | None = None
         self._sync: GroupSync | None = None
         self._flows: dict[str, int] = {}
-        self._runs: dict[tuple[int, str], int] = {}
+        self._runs: dict[tuple[int, str], tuple[int, int]] = {}
         self._last_seq: dict[str, int] = {}
+        self._spec_ids: dict[str, int] = {}
+        self._specs: dict[int, Any] = {}
         self._db = self._open(synchronous.upper() if synchronous else _DURABILITY[durability])
         if durability == "group" and synchronous is None and not readonly and self._on_disk:
             self._sync = GroupSync(self.path + "-wal")
@@ -137,9 +143,10 @@ class SQLiteStore:
             flow_id: rowid for rowid, flow_id in db.execute("SELECT id, flow_id FROM flows")
         }
         self._runs = {
-            (flow, run_id): rowid
-            for rowid, flow, run_id in db.execute("SELECT id, flow, run_id FROM runs")
+            (flow, run_id): (rowid, t0)
+            for rowid, flow, run_id, t0 in db.execute("SELECT id, flow, run_id, t0 FROM runs")
         }
+        self._spec_ids = {body: rowid for rowid, body in db.execute("SELECT id, body FROM specs")}
         names = {rowid: flow_id for flow_id, rowid in self._flows.items()}
         for flow, seq in db.execute(
             "SELECT runs.flow, MAX(events.seq) FROM events JOIN runs ON runs.id = events.run "
@@ -212,21 +219,48 @@ class SQLiteStore:
             self._flows[flow_id] = flow
             added_flows.append(flow_id)
         rows: list[tuple[Any, ...]] = []
-        run_id, run = "", 0
+        run_id, run, t0 = "", 0, 0
         for event in events:
             if event.run_id != run_id:
                 run_id = event.run_id
                 found = self._runs.get((flow, run_id))
                 if found is None:
-                    found = db.execute(
-                        "INSERT INTO runs (flow, run_id) VALUES (?, ?)", (flow, run_id)
+                    rowid = db.execute(
+                        "INSERT INTO runs (flow, run_id, t0) VALUES (?, ?, ?)",
+                        (flow, run_id, event.time_ns),
                     ).lastrowid
-                    assert found is not None
-                    self._runs[(flow, run_id)] = found
+                    assert rowid is not None
+                    found = self._runs[(flow, run_id)] = (rowid, event.time_ns)
                     added_runs.append((flow, run_id))
-                run = found
-            rows.append(encode(event, run))
+                run, t0 = found
+            if event.kind is EventKind.FLOW_STARTED_OR_CONTINUED:
+                event = self._with_spec_id(db, event)
+            rows.append(encode(event, run, t0))
         return rows
+
+    def _with_spec_id(self, db: sqlite3.Connection, event: Event) -> Event:
+        """The Flow spec of a start is stored once per distinct spec; the event names its id."""
+        payload = dict(event.payload)
+        spec = payload.get("flow")
+        if not isinstance(spec, dict):
+            return event
+        body = dumps(spec)
+        spec_id = self._spec_ids.get(body)
+        if spec_id is None:
+            rowid = db.execute("INSERT INTO specs (body) VALUES (?)", (body,)).lastrowid
+            assert rowid is not None
+            spec_id = self._spec_ids[body] = rowid
+        payload["flow"] = spec_id
+        return event._replace(payload=payload)
+
+    def _spec(self, spec_id: Any, where: str) -> Any:
+        found = self._specs.get(spec_id)
+        if found is None:
+            row = self._db.execute("SELECT body FROM specs WHERE id = ?", (spec_id,)).fetchone()
+            if row is None:
+                raise StoreError(f"{where}: a Flow start names spec {spec_id!r}, which is missing")
+            found = self._specs[spec_id] = json.loads(row[0])
+        return copy.deepcopy(found)
 
     def wait_durable(self) -> None:
         """Return once every commit made so far is on disk (only ``"group"`` ever waits)."""
@@ -243,13 +277,28 @@ class SQLiteStore:
             flow = self._flow_rowid(flow_id)
             if flow is None:
                 return iter(())
-            runs = dict(self._db.execute("SELECT id, run_id FROM runs WHERE flow = ?", (flow,)))
+            runs = {
+                rowid: (run_id, t0)
+                for rowid, run_id, t0 in self._db.execute(
+                    "SELECT id, run_id, t0 FROM runs WHERE flow = ?", (flow,)
+                )
+            }
             marks = ",".join("?" * len(runs))
             rows = self._db.execute(
                 _SELECT + f"WHERE run IN ({marks}) ORDER BY id", tuple(runs)
             ).fetchall()
-        where = self.path
-        return (decode((r[0], *r[2:]), flow_id, runs[r[1]], where) for r in rows)
+            where = self.path
+            return iter([self._decoded(r, flow_id, runs, where) for r in rows])
+
+    def _decoded(
+        self, row: tuple[Any, ...], flow_id: str, runs: dict[int, tuple[str, int]], where: str
+    ) -> Event:
+        event = decode((row[0], *row[2:]), flow_id, runs[row[1]], where)
+        if event.kind is EventKind.FLOW_STARTED_OR_CONTINUED and isinstance(
+            event.payload.get("flow"), int
+        ):
+            event.payload["flow"] = self._spec(event.payload["flow"], where)  # type: ignore[index]
+        return event
 
     def _flow_rowid(self, flow_id: str) -> int | None:
         if not self.readonly:

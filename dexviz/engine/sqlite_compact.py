@@ -1,0 +1,113 @@
+"""Compact payloads for the SQLite store: members equal to their usual value are left out.
+
+Each event kind has a table of members and their usual values (an empty list, ``False``, one
+attempt, a start time equal to the event's own time, ...). A member equal to its usual value
+(same type and value) is not written; reading puts it back, so a stored event reads back equal
+to the one the engine recorded. Members a kind does not list are always written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from dexviz.history.kinds import EventKind
+
+AT_EVENT_TIME = object()
+"""The usual value of ``started_ns``: the event's own time (an attempt that ran at once)."""
+
+_COMMITTED = {
+    "started_ns": AT_EVENT_TIME,
+    "attempts": 1,
+    "writes": [],
+    "published": [],
+    "locals": {},
+    "events": {},
+}
+_DECISION = {
+    "next": [],
+    "has_output": False,
+    "reason": "",
+    "canceling_steps": [],
+    "canceling_sibling_steps": [],
+    "canceled": [],
+}
+USUAL: dict[Any, dict[str, Any]] = {
+    EventKind.FLOW_STARTED_OR_CONTINUED: {
+        "initial_attributes": [],
+        "continued": False,
+        "timeout_s": None,
+        "timeout_policy": None,
+    },
+    EventKind.STEP_WAIT_FOR_COMPLETED: _COMMITTED,
+    EventKind.STEP_EXECUTE_COMPLETED: _COMMITTED,
+    EventKind.RPC_EXECUTION_COMPLETED: {
+        "writes": [],
+        "published": [],
+        "next": [],
+        "canceled": [],
+        "locals": {},
+        "events": {},
+        "is_set_attribute_api": False,
+    },
+    EventKind.STEP_EXECUTION_CREATED: {"reason": "decision", "has_wait_for": False},
+    EventKind.CHANNEL_EXTERNAL_PUBLISH: {"messages": []},
+    EventKind.WAIT_SATISFIED: {"conditions": [], "timers_fired": [], "messages": []},
+    EventKind.EXECUTION_CANCELED: {"returned": []},
+    EventKind.FLOW_CLOSED: {"outputs": [], "error_type": None, "error_message": None},
+}
+"""Per event kind: the members left out when they hold their usual value."""
+NESTED = {"decision": _DECISION}
+"""Members whose own members are compacted the same way."""
+
+
+def _usual(value: Any, usual: Any, time_ns: int) -> bool:
+    if usual is AT_EVENT_TIME:
+        return type(value) is int and value == time_ns
+    return type(value) is type(usual) and value == usual
+
+
+def compact(kind: Any, payload: Mapping[str, Any], time_ns: int) -> Mapping[str, Any]:
+    """``payload`` without its members that hold their usual value."""
+    usual = USUAL.get(kind)
+    if usual is None:
+        return payload
+    kept: dict[str, Any] = {}
+    for key, value in payload.items():
+        if key in usual and _usual(value, usual[key], time_ns):
+            continue
+        nested = NESTED.get(key)
+        if nested is not None and type(value) is dict:
+            value = _compact_nested(value, nested)
+        kept[key] = value
+    return kept
+
+
+def _compact_nested(value: dict[str, Any], usual: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in value.items() if not (k in usual and _usual(v, usual[k], 0))}
+
+
+def expand(kind: Any, payload: dict[str, Any], time_ns: int) -> dict[str, Any]:
+    """Put back the members :func:`compact` left out (in place; returns ``payload``)."""
+    usual = USUAL.get(kind)
+    if usual is None:
+        return payload
+    for key, value in usual.items():
+        if key not in payload:
+            payload[key] = time_ns if value is AT_EVENT_TIME else _fresh(value)
+    for key, nested in NESTED.items():
+        inner = payload.get(key)
+        if type(inner) is dict:
+            for member, value in nested.items():
+                if member not in inner:
+                    inner[member] = _fresh(value)
+    return payload
+
+
+def _fresh(value: Any) -> Any:
+    """A new empty container for a list or dict default (never shared between events)."""
+    if type(value) is list:
+        return []
+    if type(value) is dict:
+        return {}
+    return value
