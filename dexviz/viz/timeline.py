@@ -81,6 +81,8 @@ def timeline(
     height = _TOP_IN + _BOTTOM_IN + _LANE_IN * (len(lanes) + len(rows) + 0.5)
     figure: Figure = _figure_class(figure_module)(figsize=(width, height))
     ax = figure.add_subplot()
+    # _decorate sets both limits; autoscaling after every bar made large runs quadratic.
+    ax.set_autoscale_on(False)
     _place_axes(figure, lanes, report, width, height)
     scale = _Scale(run, width * (figure.subplotpars.right - figure.subplotpars.left))
     _draw_lanes(ax, lanes, len(rows) + (1 if rows else 0), scale)
