@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Any, TypeVar
 from urllib.parse import unquote
 
@@ -22,15 +21,21 @@ DELETED: Any = object()
 """Marks a staged Attribute deletion."""
 
 
-@dataclass
 class Staged:
-    """Everything one attempt stages; committed together only if the attempt succeeds (R21)."""
+    """Everything one attempt stages; committed together only if the attempt succeeds (R21).
 
-    writes: dict[str, tuple[Any, Any]] = field(default_factory=dict)
-    publishes: list[tuple[str, Any]] = field(default_factory=list)
-    deletes: list[tuple[str, str]] = field(default_factory=list)
-    locals: dict[str, Any] = field(default_factory=dict)
-    events: dict[str, Any] = field(default_factory=dict)
+    A plain ``__slots__`` class: one is made per attempt, and literal containers cost less
+    than a dataclass's default factories.
+    """
+
+    __slots__ = ("writes", "publishes", "deletes", "locals", "events")
+
+    def __init__(self) -> None:
+        self.writes: dict[str, tuple[Any, Any]] = {}
+        self.publishes: list[tuple[str, Any]] = []
+        self.deletes: list[tuple[str, str]] = []
+        self.locals: dict[str, Any] = {}
+        self.events: dict[str, Any] = {}
 
 
 class InvocationContext(AsyncContext):

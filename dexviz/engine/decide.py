@@ -295,7 +295,7 @@ def decision_values(
 ) -> tuple[Any, ...]:
     """What a decision's payload needs, captured at commit (an output is made JSON-ready now)."""
     return (
-        decision.kind.name,
+        decision.kind._name_,  # Enum.name is a Python-level descriptor; _name_ is a slot read
         tuple(new),  # an execution's type, id and input never change
         decision.has_output,
         to_json_ready(decision.output) if decision.has_output else None,

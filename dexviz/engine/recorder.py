@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Protocol
 
 from dexviz.engine.state import Execution, FlowRun
 from dexviz.engine.store import Store
@@ -15,11 +15,20 @@ _new_event = tuple.__new__
 """Builds an Event from its ten fields in one C call (Event(...) runs a Python __new__)."""
 
 
+class Clock(Protocol):
+    """What the recorder stamps events with: engine time in ns (virtual in simulation)."""
+
+    @property
+    def now_ns(self) -> int:
+        """Engine time in ns since the epoch."""
+
+
 class Recorder:
     """Buffers the events of the running unit per Flow and commits them together."""
 
-    def __init__(self, store: Store, clock: Callable[[], int]) -> None:
+    def __init__(self, store: Store, clock: Clock) -> None:
         self._store = store
+        # An object with a now_ns attribute (the scheduler), read without a call per event.
         self._clock = clock
         self._pending: dict[str, tuple[FlowRun, list[Event]]] = {}
         self.listeners: list[Callable[[Event], None]] = []
@@ -42,7 +51,7 @@ class Recorder:
                 Event,
                 (
                     run.seq,
-                    self._clock(),
+                    self._clock.now_ns,
                     kind,
                     run.flow_id,
                     run.run_id,
@@ -56,7 +65,7 @@ class Recorder:
         else:
             event = _new_event(
                 Event,
-                (run.seq, self._clock(), kind, run.flow_id, run.run_id, None, None, method,
+                (run.seq, self._clock.now_ns, kind, run.flow_id, run.run_id, None, None, method,
                  attempt, payload),
             )  # fmt: skip
         pending = self._pending.get(run.flow_id)

@@ -93,7 +93,7 @@ class Runtime:
             self.runner = SimRunner(lambda: self.loop, self.clock_millis)
         self._loop: VirtualLoop | None = None
         self.store: Store = store if store is not None else MemoryStore()
-        self.recorder = Recorder(self.store, self.now)
+        self.recorder = Recorder(self.store, self.scheduler)
         # A store with deferred fsyncs ("group") must not let an acknowledgement out early.
         self.durable: Callable[[], None] | None = getattr(self.store, "wait_durable", None)
         self.faults = faults if faults is not None else FaultPlan()
