@@ -33,6 +33,7 @@ from dexviz.sdk.errors import (
     FlowNotActiveError,
     RequestTimeoutError,
     RpcLockConflictError,
+    ValueMappingError,
 )
 from dexviz.sdk.flow import RPCResult
 from dexviz.sdk.results import FlowStatus
@@ -204,6 +205,7 @@ def _commit(
 ) -> Any:
     """Check an RPC's result, then apply its effects in one commit (R116, R117)."""
     output, next_steps, canceling = _unpack(run, rpc, result)
+    _check_output(rt, run, rpc, output)
     staged = ctx.staged
     if ctx.canceled:
         raise RuntimeError(f"RPC {rpc.name!r} timed out; its result is discarded")
@@ -234,6 +236,20 @@ def _unpack(
     if isinstance(result, RPCResult):
         return result.output, tuple(result.next_steps), tuple(result.canceling_steps)
     return result, (), ()
+
+
+def _check_output(rt: Runtime, run: FlowRun, rpc: RpcDefinition, output: Any) -> None:
+    """An output the dynamic encoding cannot encode fails the RPC; nothing is committed."""
+    if output is None:
+        return
+    try:
+        where = f"Flow {run.flow_type!r}, RPC {rpc.name!r} output"
+        rt.codecs.roundtrip(Any, output, operation=where)
+    except ValueMappingError as error:
+        raise worker_error(
+            str(error), flow_id=run.flow_id, operation="invoke_rpc",
+            error_type=error_type_name(error), error_detail=str(error),
+        ) from error
 
 
 def _check_applicable(run: FlowRun, rpc: RpcDefinition, ctx: InvocationContext) -> None:

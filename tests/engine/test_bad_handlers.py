@@ -17,11 +17,13 @@ import pytest
 
 from dexviz import (
     Attribute,
+    Channel,
     Context,
     Engine,
     EventKind,
     FlowStatus,
     RetryPolicy,
+    RPCResult,
     Step,
     StepDecision,
     StepOptions,
@@ -29,8 +31,9 @@ from dexviz import (
     dead_end,
     force_complete,
     graceful_complete,
+    rpc,
 )
-from dexviz.sdk.errors import RetryAfterError
+from dexviz.sdk.errors import RetryAfterError, WorkerInvocationError
 from tests.engine.flows_live import MODES, NO_RETRY, SOON, LFlow, engine_in, of_kind
 
 ANY_NOTE = Attribute("anyNote", Any)  # type: ignore[type-abstract]
@@ -268,4 +271,49 @@ def test_r21_unencodable_attribute_value_fails_the_attempt(
         assert "Flow 'Bad', Step BadAttributeValue-1 execute" in message
         assert "ValueMappingError" in message and detail in message
         assert "anyNote" not in engine.flow_state("bad-1").attributes
+        _assert_still_usable(engine)
+
+
+class Waits(Step[int]):
+    """Waits for a message nobody publishes, so the Flow stays open for RPCs."""
+
+    def wait_for(self, context: Context, n: int) -> Wait:
+        return Wait.until(INBOX.for_one())
+
+    def execute(self, context: Context, n: int) -> StepDecision:
+        return dead_end()
+
+
+INBOX = Channel("inbox", int)
+
+
+class ReturnsOpaque(LFlow):
+    """A Flow whose RPC writes an Attribute and returns ``value`` as its output."""
+
+    def __init__(self, value: Any) -> None:
+        super().__init__("Rpcs", Waits(), schema=[ANY_NOTE, INBOX])
+        self.value = value
+
+    @rpc
+    def answer(self, context: Context) -> RPCResult[Any]:
+        ANY_NOTE.set(context, "written")
+        return RPCResult(self.value)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize(("value", "detail"), UNENCODABLE, ids=lambda v: type(v).__name__)
+def test_r116_an_unencodable_rpc_output_fails_the_rpc_and_commits_nothing(
+    mode: str, value: Any, detail: str
+) -> None:
+    flow = ReturnsOpaque(value)
+    with engine_in([flow, LFlow("Healthy", Healthy())], mode) as engine:
+        client = engine.client()
+        client.start_flow(flow, "rpcs-1", 1)
+        with pytest.raises(WorkerInvocationError) as caught:
+            client.invoke_rpc(flow.answer, "rpcs-1")
+        message = str(caught.value)
+        assert "Flow 'Rpcs', RPC 'answer' output failed" in message and detail in message
+        assert caught.value.worker_error_type == "dexviz.sdk.errors.ValueMappingError"
+        assert "anyNote" not in engine.flow_state("rpcs-1").attributes
+        assert of_kind(engine.history("rpcs-1"), EventKind.RPC_EXECUTION_COMPLETED) == []
         _assert_still_usable(engine)
