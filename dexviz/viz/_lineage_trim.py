@@ -15,8 +15,8 @@ from dexviz.analysis.lineage import LineageEdge, LineageGraph, LineageNode
 
 __all__ = ["MAX_DRAWN_NODES", "MORE_NODE_ID", "trim_lineage"]
 
-MAX_DRAWN_NODES = 400
-"""Above this many nodes a lineage picture is collapsed."""
+MAX_DRAWN_NODES = 2_000
+"""Above this many nodes a lineage picture is collapsed (perf-anchors G9: "collapse above ~2 k")."""
 MORE_NODE_ID = "__more__"
 
 
