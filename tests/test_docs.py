@@ -2,8 +2,10 @@
 
 ``make docs`` builds the site with ``mkdocs build --strict`` (broken links and references fail)
 and then runs ``scripts/check_site.py``; these tests check what the build cannot: that every
-```` ```python ```` example in the pages runs as written, and that the offline check itself
-catches a page that loads something from the network.
+```` ```python ```` example in the pages runs as written (one namespace per page, in a fresh
+folder; a snippet that only works inside a notebook is fenced ```` ```ipython ```` instead and is
+shown, not run), and that the offline check itself catches a page that loads something from
+the network.
 """
 
 from __future__ import annotations
