@@ -46,6 +46,14 @@ def _value(case: str, engine: str) -> Callable[[dict[str, dict[str, float]]], fl
     return lambda r: r[f"{case}/{engine}"]["value"]
 
 
+def _store(metric: str) -> Callable[[dict[str, dict[str, float]]], float]:
+    return lambda r: r["store/dexviz"][metric]
+
+
+def _store_ratio(top: str, bottom: str) -> Callable[[dict[str, dict[str, float]]], float]:
+    return lambda r: r["store/dexviz"][top] / r["store/dexviz"][bottom]
+
+
 def _flatness(r: dict[str, dict[str, float]]) -> float:
     return _cpu("handoff1000", "dexviz")(r) / _cpu("handoff2", "dexviz")(r)
 
@@ -85,10 +93,20 @@ ROWS = [
         "<= 30", lambda d, r: d <= 30),
     Row("GC share of a 10,000-chain run, %", "%", _value("gc", "dexviz"), None, None, "< 10 %",
         lambda d, r: d < 10),
-    Row("SQLite NORMAL, 300 chains, steps/s (wall)", "steps/s", _value("sqlite_normal", "dexviz"),
-        None, None, "(G2 15,000)", lambda d, r: True),
-    Row("SQLite FULL, 300 chains, steps/s (wall)", "steps/s", _value("sqlite_full", "dexviz"),
-        None, None, "(G1 4,000)", lambda d, r: True),
+    Row("SQLite NORMAL, 300 chains, steps/s (wall)", "steps/s", _store("normal_steps_s"),
+        _store("normal_reference_steps_s"), lambda d, r: d / r, ">= 0.8x same SQL",
+        lambda d, r: r is not None and d / r >= 0.8),
+    Row("SQLite group / NORMAL, steps/s (wall)", "x", _store_ratio("group_steps_s",
+        "normal_steps_s"), None, None, ">= 0.9", lambda d, r: d >= 0.9),
+    Row("SQLite FULL, 60 chains, steps/s (wall)", "steps/s", _store("full_steps_s"),
+        _store("full_reference_steps_s"), lambda d, r: d / r, ">= 0.8x same SQL",
+        lambda d, r: r is not None and d / r >= 0.8),
+    Row("fsync latency of this disk, us", "us", _store("disk_fsync_us"), None, None, "(measured)",
+        lambda d, r: True),
+    Row("SQLite bytes per step", "B", _store("normal_bytes"), None, None, "<= 300 B",
+        lambda d, r: d <= 300),
+    Row("recovery per open Flow (1,000 open), ms", "ms", _store("recovery_ms_per_flow"), None,
+        None, "<= 1 ms", lambda d, r: d <= 1),
     Row("300-Step Flow source -> SVG, s (wall)", "s", _value("graph", "dexviz"), None, None,
         "< 2 s", lambda d, r: d < 2),
     Row("Debugger Next + panels, median ms (wall)", "ms", _value("debugger", "dexviz"), None,
@@ -102,7 +120,7 @@ ROWS = [
 ]  # fmt: skip
 
 ENGINE_CASES = ["chain", "handoff2", "handoff1000", "fanout100", "fanout10000", "idle", "rss"]
-DEXVIZ_CASES = ["calls", "gc", "sqlite_normal", "sqlite_full", "graph", "debugger",
+DEXVIZ_CASES = ["calls", "gc", "store", "graph", "debugger",
                 "explore_proof", "explore_bug", "explore_rate"]
 
 

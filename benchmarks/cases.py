@@ -162,15 +162,15 @@ def dexviz_gc() -> dict[str, float]:
     return {"value": spent[0] / wall * 100}
 
 
-def dexviz_sqlite(synchronous: str) -> dict[str, float]:
-    """Steps per second of 300 chains, each commit one SQLite transaction."""
+def dexviz_store() -> dict[str, float]:
+    """The durable store's metrics (benchmarks/store_sqlite.py): every mode, bytes, recovery."""
     import store_sqlite
 
-    import dexviz
-
-    with tempfile.TemporaryDirectory() as folder:
-        store = dexviz.SQLiteStore(Path(folder) / "runs.db", synchronous=synchronous)
-        return {"value": store_sqlite.chain(300, store)}
+    results = store_sqlite.collect(flows=300, runs=1, open_flows=1000)
+    flat = {
+        f"{mode}_{key}": value for mode, found in results.items() for key, value in found.items()
+    }
+    return {"value": flat["normal_steps_s"], **flat}
 
 
 def dexviz_graph() -> dict[str, float]:
@@ -293,8 +293,7 @@ CASES: dict[str, dict[str, Callable[[], dict[str, float]]]] = {
     "rss": {"dexviz": dexviz_rss, "reference": reference_rss},
     "calls": {"dexviz": dexviz_calls},
     "gc": {"dexviz": dexviz_gc},
-    "sqlite_normal": {"dexviz": lambda: dexviz_sqlite("NORMAL")},
-    "sqlite_full": {"dexviz": lambda: dexviz_sqlite("FULL")},
+    "store": {"dexviz": dexviz_store},
     "graph": {"dexviz": dexviz_graph},
     "debugger": {"dexviz": dexviz_debugger},
     "explore_proof": {"dexviz": lambda: dexviz_explore("proof")},

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 
 INTERVAL_S = 0.002
 """The longest a commit waits for its fsync."""
@@ -27,6 +28,8 @@ class GroupSync:
         self._cond = threading.Condition()
         self._committed = 0
         self._durable = 0
+        self._started = 0
+        self._urgent = False
         self._fd: int | None = None
         self._stopped = False
         self.fsyncs = 0
@@ -44,10 +47,11 @@ class GroupSync:
         return self._durable
 
     def committed(self) -> None:
-        """Count one commit written to the WAL."""
+        """Count one commit written to the WAL (wakes the thread for the first pending one)."""
         with self._cond:
             self._committed += 1
-            if self._committed - self._durable >= self._batch or self._committed == 1:
+            pending = self._committed - self._started
+            if pending == 1 or pending >= self._batch:
                 self._cond.notify_all()
 
     def wait(self) -> None:
@@ -55,6 +59,7 @@ class GroupSync:
         with self._cond:
             target = self._committed
             while self._durable < target and not self._stopped:
+                self._urgent = True  # someone waits: fsync now rather than at the interval
                 self._cond.notify_all()
                 self._cond.wait(self._interval)
 
@@ -73,12 +78,22 @@ class GroupSync:
         cond = self._cond
         while True:
             with cond:
-                cond.wait_for(lambda: self._stopped or self._committed > self._durable)
+                cond.wait_for(lambda: self._stopped or self._committed > self._started)
                 if self._stopped:
                     return
-                if self._committed - self._durable < self._batch:
-                    cond.wait(self._interval)
-                target = self._committed
+                # The first pending commit waits at most one interval for company.
+                deadline = time.monotonic() + self._interval
+                while (
+                    self._committed - self._started < self._batch
+                    and not self._stopped
+                    and not self._urgent
+                ):
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        break
+                    cond.wait(left)
+                target = self._started = self._committed
+                self._urgent = False
             self._fsync()
             with cond:
                 self._durable = max(self._durable, target)
