@@ -24,10 +24,10 @@ from dexviz.engine.runtime import Runtime
 from dexviz.explore.actions import Action
 from dexviz.explore.checks import Check, Monitor, View
 from dexviz.explore.footprint import ANY, Footprint, footprint_of
+from dexviz.explore.labels import describe
 from dexviz.explore.owners import owner_of
 from dexviz.explore.state import ExecutionDigests, StateKey, state_key
 from dexviz.history.event import Event
-from dexviz.history.kinds import EventKind
 from dexviz.sdk.registry import Registry
 
 Option = Hashable
@@ -224,42 +224,54 @@ class _Run:
         if choice is None:
             self.result.outcome = "blocked"
             return False
-        name = options[choice]
         sim = self.rt.sim
         assert sim is not None
         now = sim.now_ns
         if choice < len(units):
-            # Asked before the unit runs: running it clears the future that names its Task.
-            owner = owner_of(units[choice], self.tasks)
-            self.chooser.primed = choice
-            events = tuple(self.rt.run_unit() or ())
-            self.chooser.primed = None
-            label = describe(events)
-            first_seen = int(name[1])  # type: ignore[index]
+            events, label, footprint = self._run_unit(units, choice)
+            first_seen = int(options[choice][1])  # type: ignore[index]
         else:
-            action = self.setup.actions[int(name[1])]  # type: ignore[index]
-            self.left[int(name[1])] -= 1  # type: ignore[index]
-            events, refusal = self._act(action)
-            label = action.name + (f" (refused: {refusal})" if refusal else "")
-            first_seen = -1
-            owner = None
-        if self.setup.dependent_always or choice >= len(units):
-            footprint = Footprint.everything()
-        elif events:
-            footprint = footprint_of(events, self._wait_channels)
-        else:
-            footprint = Footprint.reading(f"exec:{owner}" if owner else ANY)
+            events, label = self._run_action(int(options[choice][1]))  # type: ignore[index]
+            footprint, first_seen = Footprint.everything(), -1
         self._note_tasks()
         run = self.rt.runs.get(self.setup.flow_id)
         if run is not None and events:
             self.digests.touch(run, {e.execution_id for e in events if e.execution_id})
         record = StepRecord(
-            step, name, len(self.result.choices) - 1 if len(options) > 1 else -1, first_seen,
-            now, footprint, self._state(), label, events,
+            step, options[choice], len(self.result.choices) - 1 if len(options) > 1 else -1,
+            first_seen, now, footprint, self._state(), label, events,
         )
         self.result.steps.append(record)
         self.policy.stepped(record)
         return not self._check(events, step)
+
+    def _run_unit(
+        self, units: list[Callable[[], None]], choice: int
+    ) -> tuple[tuple[Event, ...], str, Footprint]:
+        # Asked before the unit runs: running it clears the future that names its Task.
+        owner = owner_of(units[choice], self.tasks)
+        self.chooser.primed = choice
+        events = tuple(self.rt.run_unit() or ())
+        self.chooser.primed = None
+        if self.setup.dependent_always:
+            footprint = Footprint.everything()
+        elif events:
+            footprint = footprint_of(events, self._wait_channels)
+        else:
+            footprint = Footprint.reading(f"exec:{owner}" if owner else ANY)
+        return events, describe(events), footprint
+
+    def _run_action(self, index: int) -> tuple[tuple[Event, ...], str]:
+        action = self.setup.actions[index]
+        self.left[index] -= 1
+        produced: list[Event] = []
+        recorder = self.rt.recorder
+        outer, recorder.produced = recorder.produced, produced
+        try:
+            refusal = action.run(self.engine.client(), self.setup.flow_id)
+        finally:
+            recorder.produced = outer
+        return tuple(produced), action.name + (f" (refused: {refusal})" if refusal else "")
 
     def _note_tasks(self) -> None:
         run = self.rt.runs.get(self.setup.flow_id)
@@ -274,16 +286,6 @@ class _Run:
         if ex is None or ex.wait is None:
             return []
         return [c.physical_name for c in ex.wait.channel_conditions]
-
-    def _act(self, action: Action) -> tuple[tuple[Event, ...], str | None]:
-        produced: list[Event] = []
-        recorder = self.rt.recorder
-        outer, recorder.produced = recorder.produced, produced
-        try:
-            refusal = action.run(self.engine.client(), self.setup.flow_id)
-        finally:
-            recorder.produced = outer
-        return tuple(produced), refusal
 
     def quiet(self) -> None:
         """Handler Tasks the schedule left pending are dropped with the engine: say nothing."""
@@ -321,45 +323,6 @@ def _close(coroutine: Any) -> None:
             if inspect.iscoroutine(value):
                 _close(value)
     coroutine.close()
-
-
-def describe(events: Sequence[Event]) -> str:
-    """A short label of what a step committed, for traces and the state graph."""
-    if not events:
-        return "(a handler's coroutine resumes; nothing committed)"
-    parts: list[str] = []
-    for event in events:
-        text = _phrase(event)
-        if text and text not in parts:
-            parts.append(text)
-    if parts:
-        return "; ".join(parts)
-    first = events[0]
-    method = f" {first.method}" if first.method else ""
-    return f"{first.execution_id or 'Flow'} {first.kind}{method}"
-
-
-def _phrase(event: Event) -> str | None:
-    who, kind, payload = event.execution_id or "Flow", event.kind, event.payload
-    if kind == EventKind.STEP_WAIT_FOR_COMPLETED:
-        return f"{who} wait_for"
-    if kind == EventKind.STEP_EXECUTE_COMPLETED:
-        decision = payload.get("decision") or {}
-        nexts = [n.get("execution_id") for n in decision.get("next") or ()]
-        target = f" -> {', '.join(map(str, nexts))}" if nexts else ""
-        return f"{who} execute: {decision.get('kind', '?')}{target}"
-    if kind in (EventKind.MESSAGE_PUBLISHED, EventKind.MESSAGE_CONSUMED):
-        verb = "publishes" if kind == EventKind.MESSAGE_PUBLISHED else "takes"
-        by = payload.get("publisher") if kind == EventKind.MESSAGE_PUBLISHED else who
-        return f"{by} {verb} {payload.get('channel')}"
-    if kind == EventKind.ATTEMPT_FAILED:
-        return f"{who} attempt {event.attempt} fails ({payload.get('error_message')})"
-    if kind in (EventKind.TIMER_FIRED, EventKind.EXECUTION_CANCELED, EventKind.FLOW_CLOSED,
-                EventKind.MESSAGE_RETURNED, EventKind.STEP_EXECUTE_FAILED,
-                EventKind.CHANNEL_EXTERNAL_PUBLISH, EventKind.RPC_EXECUTION_COMPLETED):
-        status = payload.get("status")
-        return f"{who} {kind}" + (f" {status}" if status else "")
-    return None
 
 
 def run_schedule(setup: Setup, policy: Policy, *, keep_engine: bool = False) -> ScheduleResult:

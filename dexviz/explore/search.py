@@ -6,11 +6,12 @@ choices, then extended with first options; the choice tree is walked depth first
 ``"dfs"`` tries every option at every choice point. ``"dpor"`` is Flanagan and Godefroid's
 dynamic partial-order reduction with sleep sets: after each schedule it finds the races — two
 dependent steps (``Footprint.depends_on``) not ordered by happens-before (a unit happens after
-the step that created it; every step at a later virtual instant happens after every step at an
-earlier one) — and adds the reversed order as a backtrack point where the later step's unit was
-already ready. Only backtrack points are explored, and an option whose step commutes with
-everything run since it was explored (a sleep set) is not tried again. Waiter and fault choices
-inside a step are always explored in full.
+the step that created it; every unit run at a later virtual instant happens after every unit
+run at an earlier one; a client action, ready at any instant, is ordered only by dependence) —
+and adds the reversed order as a backtrack point where the later step's unit was already ready.
+Only backtrack points are explored, and an option whose step commutes with everything run
+since it was explored (a sleep set) is not tried again. Waiter and fault choices inside a step
+are always explored in full.
 
 Canonical state hashes (``explore.state``) count the distinct states met, draw the state graph
 and compare terminal states; they do not cut the search. Stopping at a state already explored
@@ -110,11 +111,13 @@ def add_races(stack: list[Node], steps: list[StepRecord]) -> None:
     """Add a backtrack point for every race of the schedule (Flanagan-Godefroid)."""
     before: list[int] = []
     races: list[tuple[int, int]] = []
-    barrier = 0
+    barrier = units = 0
     for j, step in enumerate(steps):
         if j and step.time_ns > steps[j - 1].time_ns:
-            barrier = (1 << j) - 1
-        mask = barrier
+            barrier = units
+        # A client action is ready at every instant: no time barrier orders it, either way.
+        action = step.first_seen < 0
+        mask = 0 if action else barrier
         if step.first_seen >= 1:
             mask |= before[step.first_seen - 1]
         footprint = step.footprint
@@ -126,6 +129,8 @@ def add_races(stack: list[Node], steps: list[StepRecord]) -> None:
                     races.append((i, j))
                     mask |= before[i]
         before.append(mask | (1 << j))
+        if not action:
+            units |= 1 << j
     for i, j in races:
         _reverse(stack, steps, before, i, j)
 

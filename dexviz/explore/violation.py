@@ -56,49 +56,61 @@ def _size(result: ScheduleResult) -> tuple[int, int, int]:
     return (len(result.steps), len(trace), sum(1 for c in trace if c))
 
 
+class _Shrinker:
+    """Keeps the smallest violating schedule met so far and counts the replays."""
+
+    def __init__(self, setup: Setup, result: ScheduleResult, deadline: float, limit: int) -> None:
+        assert result.found is not None
+        self.setup, self.check, self.best = setup, result.found.check, result
+        self.deadline, self.limit, self.tests = deadline, limit, 0
+
+    def attempt(self, candidate: list[int]) -> bool:
+        """Replay ``candidate``; keep it when it violates the same check in a smaller run."""
+        self.tests += 1
+        found = replay(self.setup, tuple(candidate))
+        if found.found is not None and found.found.check == self.check:
+            if _size(found) < _size(self.best):
+                self.best = found
+                return True
+        return False
+
+    def spent(self) -> bool:
+        """Whether the replay count or the time is used up."""
+        return self.tests >= self.limit or clock() > self.deadline
+
+    def ddmin(self) -> None:
+        """Cut ever smaller chunks out of the trace while the violation stays."""
+        chunks = 2
+        while len(self.best.trace) >= 2 and not self.spent():
+            trace = list(self.best.trace)
+            size = max(1, -(-len(trace) // chunks))
+            cuts = (trace[:start] + trace[start + size :] for start in range(0, len(trace), size))
+            if any(self.attempt(cut) for cut in cuts if not self.spent()):
+                chunks = max(chunks - 1, 2)
+            elif chunks >= len(trace):
+                return
+            else:
+                chunks = min(chunks * 2, len(trace))
+
+    def simplify(self) -> None:
+        """Try the first option instead of each other one."""
+        position = 0
+        while position < len(self.best.trace) and not self.spent():
+            trace = list(self.best.trace)
+            if trace[position]:
+                trace[position] = 0
+                self.attempt(trace)
+            position += 1
+
+
 def shrink(
     setup: Setup, result: ScheduleResult, *, deadline: float, max_tests: int = 400
 ) -> tuple[ScheduleResult, int]:
     """The smallest schedule found by ddmin that violates ``result``'s check; and tests run."""
-    assert result.found is not None
-    check = result.found.check
-    best = result
-    tests = 0
-
-    def attempt(candidate: list[int]) -> bool:
-        nonlocal best, tests
-        tests += 1
-        found = replay(setup, tuple(candidate))
-        if found.found is not None and found.found.check == check and _size(found) < _size(best):
-            best = found
-            return True
-        return False
-
-    def out_of_budget() -> bool:
-        return tests >= max_tests or clock() > deadline
-
-    chunks = 2
-    while len(best.trace) >= 2 and not out_of_budget():
-        trace = list(best.trace)
-        size = max(1, -(-len(trace) // chunks))
-        if any(
-            attempt(trace[:start] + trace[start + size :])
-            for start in range(0, len(trace), size)
-            if not out_of_budget()
-        ):
-            chunks = max(chunks - 1, 2)
-        elif chunks >= len(trace):
-            break
-        else:
-            chunks = min(chunks * 2, len(trace))
-    position = 0
-    while position < len(best.trace) and not out_of_budget():
-        trace = list(best.trace)
-        if trace[position]:
-            trace[position] = 0
-            attempt(trace)
-        position += 1
-    return best, tests
+    shrinker = _Shrinker(setup, result, deadline, max_tests)
+    shrinker.ddmin()
+    shrinker.simplify()
+    return shrinker.best, shrinker.tests
 
 
 @dataclass(frozen=True)

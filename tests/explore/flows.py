@@ -35,7 +35,12 @@ from dexviz import (
     rpc,
 )
 from dexviz.engine.choice import FaultBudget
-from dexviz.examples.contract_edit import ContractEdit, ContractEditFlow, SaveContractEdit
+from dexviz.examples.contract_edit import (
+    CONTRACT_EDIT_TOKEN,
+    ContractEdit,
+    ContractEditFlow,
+    SaveContractEdit,
+)
 from dexviz.examples.contract_edit_broken import BrokenContractEditFlow
 from dexviz.explore import Action
 
@@ -252,6 +257,8 @@ def _edits(count: int, withdraw: int = 0) -> list[ContractEdit]:
 CASES = (
     Case("contract-2", ContractEditFlow(), _edits(2)),
     Case("contract-2-withdraw", ContractEditFlow(), _edits(2, withdraw=2)),
+    Case("contract-1-extra-token", ContractEditFlow(), _edits(1),
+         actions=(Action.publish(CONTRACT_EDIT_TOKEN, "extra"),)),
     Case("contract-2-save-fails", ContractEditFlow(), _edits(2),
          faults=FaultBudget.of(SaveContractEdit, count=1)),
     Case("broken-contract-2", BrokenContractEditFlow(), _edits(2)),

@@ -217,3 +217,12 @@ def test_a_flow_that_is_not_deterministic_is_reported_not_explored_wrongly() -> 
     CALLS.clear()
     with pytest.raises(NondeterminismError, match="depends on something outside the engine"):
         explore(MoodyFlow(), 0, check=[], strategy="dfs", progress=False)
+
+
+def test_a_client_call_is_tried_before_later_timers_not_only_at_the_end() -> None:
+    # The action is ready at every instant: the time barrier must not hide its races.
+    report = explore(
+        ContractEditFlow(), edits(2), check=[checks.exclusive(TOKEN)],
+        actions=[Action.publish(CONTRACT_EDIT_TOKEN, "extra")], progress=False,
+    )
+    assert report.violations and report.violations[0].check == f"exclusive({TOKEN})"
