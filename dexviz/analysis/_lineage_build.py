@@ -77,7 +77,7 @@ def outcome_line(execution: Execution, closed: bool) -> str:
     if status is ExecutionStatus.FAILED:
         tries = len(execution.attempts_of("execute")) or len(execution.attempts_of("wait_for"))
         route = f" → {execution.recovery}" if execution.recovery else ""
-        return f"failed after {tries} attempt(s){route}"
+        return f"failed after {tries} attempt{'' if tries == 1 else 's'}{route}"
     if status is ExecutionStatus.COMPLETED:
         kind = (execution.outcome or "").lower()
         return f"go_to {_next_text(execution.next)}" if kind == "next" else kind
@@ -95,7 +95,7 @@ def _detail(execution: Execution, closed: bool) -> tuple[str, ...]:
         lines.append(f"waited {wait}")
     failed = execution.failed_attempts
     if failed and execution.status is not ExecutionStatus.FAILED:
-        lines.append(f"{failed} failed attempt(s)")
+        lines.append(f"{failed} failed attempt{'' if failed == 1 else 's'}")
     if execution.error_type:
         name = execution.error_type.rsplit(".", 1)[-1]
         lines.append(f"{name}: {execution.error_message or ''}"[:60])
@@ -236,7 +236,8 @@ class LineageBuilder:
         if close.error_type:
             detail.append(f"{close.error_type}: {close.error_message or ''}"[:60])
         if close.outputs:
-            detail.append(f"{len(close.outputs)} output(s)")
+            count = len(close.outputs)
+            detail.append(f"{count} output{'' if count == 1 else 's'}")
         return LineageNode(END, "end", "Flow closed", close.status, detail=tuple(detail)), edges
 
     def build(self) -> tuple[tuple[LineageNode, ...], tuple[LineageEdge, ...]]:

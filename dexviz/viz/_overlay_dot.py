@@ -18,6 +18,7 @@ from dexviz.viz.dot import AttrValue, cell, font, format_attrs, quote, row, tabl
 from dexviz.viz.execution_view import recorded_source
 from dexviz.viz.palette import STATUS_COLORS
 from dexviz.viz.render import GraphView
+from dexviz.viz.timeline import plural
 
 __all__ = ["DefinitionOverlayView", "overlay_dot"]
 
@@ -61,7 +62,7 @@ def _card_statement(model: FlowDefinitionGraph, step: Node, stats: StepTypeStats
     status = stats.status.lower() if stats else "not-run"
     attrs: dict[str, AttrValue] = {
         "id": step.id, "class": f"step overlay {status}", "shape": "plain", "label": label,
-        "tooltip": f"{step.name}: {stats.count if stats else 0} execution(s)",
+        "tooltip": f"{step.name}: {plural(stats.count if stats else 0, 'execution')}",
     }
     return f"  {quote(step.id)}{format_attrs(attrs)};"
 

@@ -51,3 +51,10 @@ def test_message_labels_are_drawn_next_to_their_edges(rankdir):
         for x, y in re.findall(r'<text[^>]* x="(-?[\d.]+)" y="(-?[\d.]+)"', body):
             nearest = min(math.hypot(px - float(x), py - float(y)) for px, py in points)
             assert nearest < 60, f"a message label is {nearest:.0f}pt from its edge"
+
+
+def test_attempt_counts_are_pluralised():
+    view = execution_graph(contract_edit_run(0, 8), collapse_at=None)
+    lines = [line for node in view.model.nodes for line in node.detail]
+    assert "failed after 2 attempts → ReleaseContractEditToken-2" in lines
+    assert not any("(s)" in line for line in lines)
