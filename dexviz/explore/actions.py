@@ -2,8 +2,10 @@
 
 Each action runs at most ``count`` times (once by default); at every choice point the explorer
 may run one of the actions left instead of a ready unit, so an exploration covers every place a
-client call can land between the Flow's commits. A call the engine rejects (the Flow closed
-first, say) is part of the schedule too: it commits nothing.
+client call can land between the Flow's commits. When nothing is ready and a timer is pending,
+the explorer also chooses between a call now and letting virtual time move on to that timer.
+A call the engine rejects (the Flow closed first, say) is part of the schedule too: it commits
+nothing.
 """
 
 from __future__ import annotations

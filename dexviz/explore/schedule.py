@@ -203,7 +203,15 @@ class _Run:
     def options(self, step: int) -> tuple[list[Callable[[], None]], list[Option]]:
         sim = self.rt.sim
         assert sim is not None
-        units = sim.runnable()
+        actions: list[Option] = [("a", k) for k, left in enumerate(self.left) if left > 0]
+        units = sim.runnable(sim.now_ns)
+        if not units and actions and sim.next_due_ns() is not None:
+            # Idle until a timer: a client call may land now, or time moves on first.
+            idle = self._record("idle", ("advance", *actions))
+            if idle:
+                return [], [actions[idle - 1]]
+        if not units:
+            units = sim.runnable()
         names = self.names
         options: list[Option] = []
         for position, unit in enumerate(units):
@@ -212,8 +220,7 @@ class _Run:
                 name = names[id(unit)] = ("u", step, position)
                 self.keep.append(unit)
             options.append(name)
-        options.extend(("a", k) for k, left in enumerate(self.left) if left > 0)
-        return units, options
+        return units, options + actions
 
     def step(self, step: int) -> bool:
         """Run one step; False when the schedule is over."""

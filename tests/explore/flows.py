@@ -27,6 +27,7 @@ from dexviz import (
     StepOptions,
     Timer,
     Wait,
+    current_time_millis,
     dead_end,
     force_complete,
     go_to,
@@ -200,6 +201,26 @@ class ClientFlow(Flow[str]):
         return RPCResult(text)
 
 
+class Deadline(Step[int]):
+    """Wait for a message or ``seconds``; complete with what came and when."""
+
+    def wait_for(self, context: Context, seconds: int) -> Wait:
+        return Wait.any_of(GO.for_one(), Timer.by_duration(timedelta(seconds=seconds)))
+
+    def execute(self, context: Context, seconds: int) -> StepDecision:
+        return graceful_complete([len(GO.results(context)), current_time_millis() // 1000])
+
+
+class DeadlineFlow(Flow[int]):
+    """A client call may land before the deadline, at it, or after the Flow closed."""
+
+    def get_steps(self) -> StepList[int]:
+        return StepList.start_step(Deadline())
+
+    def get_persistence_schema(self) -> PersistenceSchema:
+        return PersistenceSchema.of(GO)
+
+
 class Bump(Step[int]):
     """Read-modify-write the note under its lock; the last one completes with what it saw."""
 
@@ -274,6 +295,7 @@ CASES = (
     Case("client-rpc", ClientFlow(), "t",
          actions=(Action.invoke_rpc(ClientFlow.annotate, "rpc"), Action.publish(GO, "x"))),
     Case("locks", LockFlow(), 0),
+    Case("deadline-publish", DeadlineFlow(), 5, actions=(Action.publish(GO, "x"),)),
     Case("tick-fails", ClientFlow(), "t", actions=(Action.publish(GO, "x", count=2),),
          faults=FaultBudget.of(Tick, count=1)),
 )
