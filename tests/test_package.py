@@ -55,4 +55,4 @@ def test_import_history_pulls_neither_engine_nor_asyncio() -> None:
 
 def test_engine_import_defers_asyncio_and_uuid() -> None:
     loaded = _modules_after("from dexviz import Engine, Flow, simulate")
-    assert not {"asyncio", "uuid"} & loaded
+    assert not {"asyncio", "uuid", "concurrent.futures", "logging"} & loaded

@@ -8,8 +8,6 @@ block the calling thread until a commit makes them true or the wall-clock timeou
 from __future__ import annotations
 
 from collections.abc import Callable
-from concurrent.futures import CancelledError as FutureCancelled
-from concurrent.futures import TimeoutError as FutureTimeout
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -87,10 +85,13 @@ class Client:
         seconds = timeout_seconds(timeout)
         rt = self._rt
         if rt.sim is None:
+            # Live mode only: concurrent.futures (and logging with it) stays out of the import.
+            from concurrent.futures import CancelledError as FutureCancelled
+
             future = rt.watch(ready)
             try:
                 future.result(seconds)
-            except FutureTimeout:
+            except TimeoutError:  # concurrent.futures.TimeoutError is TimeoutError
                 future.cancel()
                 return False
             except FutureCancelled:
