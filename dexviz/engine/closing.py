@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from dexviz.engine import heartbeats
 from dexviz.engine.state import Execution, FlowRun, Message, Phase
 from dexviz.history.kinds import EventKind
 from dexviz.sdk.codec import to_json_ready
@@ -26,7 +27,10 @@ class Closing:
         if ex.active and ex.counted:
             run.active_count -= 1
         ex.phase = phase
-        if ex.heartbeat_timer is not None:
+        # A canceled handler still running learns of it from its next heartbeat (R107).
+        if ex.heartbeat_timer is not None and not (
+            phase is Phase.CANCELED and heartbeats.keeps_beating(ex)
+        ):
             ex.heartbeat_timer.cancel()
         if ex.method_timeout is not None:
             ex.method_timeout.cancel()
@@ -54,10 +58,9 @@ class Closing:
         rt = self._rt
         held: dict[str, list[tuple[str, str]]] = {}
         for ex in victims:
+            # Only heartbeats carry the request to a running handler (R96, R107).
             ex.cancel_requested = True
             rt.waits.unregister(run, ex)
-            if ex.task is not None and not ex.task.done():
-                ex.task.cancel()
             held[ex.execution_id] = [(k, m.message_id) for k, ms in ex.reserved.items() for m in ms]
         returned = rt.waits.return_reserved(run, victims)
         for ex in victims:

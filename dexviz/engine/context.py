@@ -119,8 +119,12 @@ class InvocationContext(AsyncContext):
         return bool(self._execution and self._execution.wait_for_failed)
 
     def is_cancellation_requested(self) -> bool:
-        """Whether the execution was canceled or this attempt timed out."""
-        return self.canceled or bool(self._execution and self._execution.cancel_requested)
+        """Whether a heartbeat delivered a cancellation, or this attempt timed out (R107).
+
+        A cancel request reaches a running handler only through heartbeats: without a
+        ``heartbeat_timeout`` the handler never learns of it.
+        """
+        return self.canceled
 
     # -- locals, events, heartbeat --------------------------------------------------------
     def set_step_execution_local(self, key: str, value: object) -> None:

@@ -1,4 +1,4 @@
-"""FaultPlan: deterministic fault injection — failed attempts, cancellations, crashes."""
+"""FaultPlan: deterministic faults — failed attempts, cancellations, hung workers, crashes."""
 
 from __future__ import annotations
 
@@ -53,10 +53,30 @@ class CancelExecution:
 
 
 @dataclass(frozen=True)
+class HangWorker:
+    """A hung worker: attempt ``attempt`` of a Step type's ``method`` stops heartbeating (R107).
+
+    The attempt then fails at its heartbeat timeout and is retried.
+    """
+
+    step_type: str
+    method: str = "execute"
+    attempt: int = 1
+
+    def matches(self, step_type: str, method: str, attempt: int) -> bool:
+        """Whether this rule applies to the running attempt."""
+        return (self.step_type, self.method, self.attempt) == (step_type, method, attempt)
+
+
+@dataclass(frozen=True)
 class CrashAfterCommit:
     """Abandon the engine right after its ``commit``-th commit (1-based), as a crash would."""
 
     commit: int
+
+
+Fault = FailAttempt | CancelExecution | HangWorker | CrashAfterCommit
+"""Any one fault rule of a FaultPlan."""
 
 
 class EngineCrashed(BaseException):
@@ -77,6 +97,7 @@ class FaultPlan:
 
     failures: list[FailAttempt] = field(default_factory=list)
     cancellations: list[CancelExecution] = field(default_factory=list)
+    hung: list[HangWorker] = field(default_factory=list)
     crash_after: int | None = None
     commits: int = 0
     _fired: set[int] = field(default_factory=set)
@@ -85,8 +106,8 @@ class FaultPlan:
     spent: int = 0
 
     @classmethod
-    def of(cls, *faults: FailAttempt | CancelExecution | CrashAfterCommit) -> FaultPlan:
-        """Build a plan from ``fail``, ``cancel`` and ``crash_after_commit`` rules."""
+    def of(cls, *faults: Fault) -> FaultPlan:
+        """Build a plan from ``fail``, ``cancel``, ``hang`` and ``crash_after_commit`` rules."""
         plan = cls()
         for fault in faults:
             plan.add(fault)
@@ -119,23 +140,39 @@ class FaultPlan:
         return CancelExecution(execution_id, at, flow_id)
 
     @staticmethod
+    def hang(step: Any, method: str = "execute", attempt: int = 1) -> HangWorker:
+        """A rule hanging the worker of attempt ``attempt`` of ``step``'s ``method``."""
+        if method not in ("wait_for", "execute"):
+            raise ValueError(f"method must be 'wait_for' or 'execute', got {method!r}")
+        if attempt < 1:
+            raise ValueError(f"attempt must be >= 1, got {attempt}")
+        return HangWorker(step_name(step), method, attempt)
+
+    def hangs(self, step_type: str, method: str, attempt: int, execution_id: str) -> bool:
+        """Whether the worker running this attempt is hung (its heartbeats stopped)."""
+        del execution_id
+        return any(rule.matches(step_type, method, attempt) for rule in self.hung)
+
+    @staticmethod
     def crash_after_commit(commit: int) -> CrashAfterCommit:
         """A rule abandoning the engine right after its ``commit``-th commit (1-based)."""
         if commit < 1:
             raise ValueError(f"commit must be >= 1, got {commit}")
         return CrashAfterCommit(commit)
 
-    def add(self, fault: FailAttempt | CancelExecution | CrashAfterCommit) -> None:
+    def add(self, fault: Fault) -> None:
         """Add one rule."""
         if isinstance(fault, FailAttempt):
             self.failures.append(fault)
         elif isinstance(fault, CancelExecution):
             self.cancellations.append(fault)
+        elif isinstance(fault, HangWorker):
+            self.hung.append(fault)
         elif isinstance(fault, CrashAfterCommit):
             self.crash_after = fault.commit
         else:
             raise TypeError(
-                "a FaultPlan takes FailAttempt, CancelExecution or CrashAfterCommit, "
+                "a FaultPlan takes FailAttempt, CancelExecution, HangWorker or CrashAfterCommit, "
                 f"got {fault!r}"
             )
 
@@ -145,7 +182,7 @@ class FaultPlan:
         if self.commits == self.crash_after:
             raise EngineCrashed(f"crash fault: the engine stopped after commit {self.commits}")
 
-    def extend(self, faults: Iterable[FailAttempt | CancelExecution | CrashAfterCommit]) -> None:
+    def extend(self, faults: Iterable[Fault]) -> None:
         """Add several rules."""
         for fault in faults:
             self.add(fault)

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
+from dexviz.engine import heartbeats
 from dexviz.engine.context import InvocationContext
 from dexviz.engine.failure_info import StepMethodFailure
 from dexviz.engine.state import Execution, FlowRun, Phase
@@ -128,28 +129,11 @@ class Invoker:
     def _arm_heartbeat(
         self, run: FlowRun, ex: Execution, ctx: InvocationContext, token: int
     ) -> None:
-        """A regular attempt must heartbeat within each heartbeat_timeout window (R107)."""
-        rt = self._rt
-        window = ex.options.heartbeat_timeout
-        if not window:
-            return
-        limit = int(window.total_seconds() * 1e9)
-        ex.last_beat_ns = rt.now()
-
-        def check() -> None:
-            if token != ex.attempt_token or not ex.active or ex.task is None:
-                return
-            due = ex.last_beat_ns + limit
-            if rt.now() < due:
-                ex.heartbeat_timer = rt.scheduler.call_at(due, check)
-                return
-            ctx.canceled = True
-            ex.task.cancel()
-            ex.task = None
-            detail = f"{ctx._where} attempt {ex.attempt} sent no heartbeat for {window}"
-            self.fail(run, ex, ctx, TimeoutError(detail), "timeout")
-
-        ex.heartbeat_timer = rt.scheduler.call_at(rt.now() + limit, check)
+        """The worker heartbeats for the running attempt; only a hung one times out (R107)."""
+        del token  # heartbeats.arm reads the attempt's token itself
+        heartbeats.arm(
+            self._rt, run, ex, ctx, lambda error: self.fail(run, ex, ctx, error, "timeout")
+        )
 
     def _arm_timeout(self, run: FlowRun, ex: Execution, ctx: InvocationContext, token: int) -> None:
         rt = self._rt

@@ -233,13 +233,19 @@ def test_r94_selectors_do_not_reach_future_executions() -> None:
 
 
 class Worker(Step[str]):
-    """WaitFor sets x=1; Execute stages y=1 and a publication, works 10 s, then fails."""
+    """WaitFor sets x=1; Execute stages y=1 and a publication, works 10 s, then fails.
 
-    def __init__(self) -> None:
+    Its 1 s heartbeat timeout lets a cancel request reach the running handler on the worker's
+    next heartbeat (R107 as corrected); ``Worker(heartbeat=None)`` never learns of it.
+    """
+
+    def __init__(self, heartbeat: timedelta | None = timedelta(seconds=1)) -> None:
         self.log: list[tuple[str, Any]] = []
+        self.heartbeat = heartbeat
 
     def get_step_options(self) -> StepOptions:
-        return StepOptions(execute_retry=retries(3)).on_execute_failure_proceed_to(Recovery)
+        options = StepOptions(execute_retry=retries(3), heartbeat_timeout=self.heartbeat)
+        return options.on_execute_failure_proceed_to(Recovery)
 
     def wait_for(self, context: Context, mode: str) -> Wait:
         X.set(context, 1)
@@ -298,6 +304,18 @@ def test_r95_a_canceled_execution_loses_its_current_method_only() -> None:
     assert len(of_kind(history(engine), EventKind.ATTEMPT_STARTED, "Worker-1")) == 2
     assert not of_kind(history(engine), EventKind.ATTEMPT_FAILED, "Worker-1")
     assert worker.log == [("signal", True)]
+
+
+def test_r107_without_a_heartbeat_timeout_a_canceled_handler_runs_to_its_end() -> None:
+    """Cancellation reaches a running handler only through heartbeats: without a heartbeat
+    timeout it is never interrupted, runs its full 10 s, and what it did is discarded."""
+    worker = Worker(heartbeat=None)
+    engine = settled(worker_flow(worker), ["Worker:obey", "KillWorker:cancel"])
+    assert worker.log == [("returned", 10)]
+    assert engine.client().get_attribute("flow-1", Y) is None
+    assert queued(engine, "out") == ()
+    assert "Recovery-1" not in created(engine)
+    assert not of_kind(history(engine), EventKind.ATTEMPT_FAILED, "Worker-1")
 
 
 def test_r96_cancellation_is_cooperative_and_the_late_result_is_discarded() -> None:

@@ -152,11 +152,13 @@ class Worker(Step[str]):
 
     Its input says what it does when it is told to stop: 'obey' lets the CancelledError end it,
     'ignore' carries on for 5 s, calls an external system and returns go_to(Closer);
-    'raise' raises an error that would be retried and routed.
+    'raise' raises an error that would be retried and routed. Its 1 s heartbeat timeout is
+    what carries the stop to the running handler (R107 as corrected: heartbeats only).
     """
 
     def get_step_options(self) -> StepOptions:
-        return StepOptions(execute_retry=retries(3)).on_execute_failure_proceed_to(Closer)
+        options = StepOptions(execute_retry=retries(3), heartbeat_timeout=timedelta(seconds=1))
+        return options.on_execute_failure_proceed_to(Closer)
 
     def wait_for(self, context: Context, mode: str) -> Wait:
         X.set(context, 1)

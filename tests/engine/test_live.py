@@ -18,6 +18,7 @@ from dexviz import (
     DexServiceError,
     Engine,
     EventKind,
+    FaultPlan,
     FlowErrorType,
     FlowStatus,
     LongPollTimeoutError,
@@ -328,11 +329,17 @@ class Fork(Step[int]):
 
 
 class Sleeper(Step[int]):
-    """A coroutine Execute that sleeps; when cancelled it still stages a write and decides."""
+    """A coroutine Execute that sleeps; when cancelled it still stages a write and decides.
+
+    Its heartbeat timeout is what lets a cancel request reach it (R107 as corrected).
+    """
 
     def __init__(self) -> None:
         self.started = threading.Event()
         self.log: list[tuple[str, bool]] = []
+
+    def get_step_options(self) -> StepOptions:
+        return StepOptions(heartbeat_timeout=timedelta(seconds=1))
 
     async def execute(self, context: AsyncContext, n: int) -> StepDecision:
         self.started.set()
@@ -354,11 +361,17 @@ class ForkSync(Step[int]):
 
 
 class BlockedSync(Step[int]):
-    """A sync Execute held at a gate; once let through it writes and decides (too late)."""
+    """A sync Execute held at a gate; once let through it writes and decides (too late).
+
+    Its heartbeat timeout lets the cancel request reach it (R107 as corrected).
+    """
 
     def __init__(self) -> None:
         self.gate = Gate()
         self.log: list[tuple[str, bool]] = []
+
+    def get_step_options(self) -> StepOptions:
+        return StepOptions(heartbeat_timeout=timedelta(seconds=1))
 
     def execute(self, context: Context, n: int) -> StepDecision:
         self.gate.hold()
@@ -421,6 +434,7 @@ def test_r152_a_canceled_sync_handler_that_returns_later_changes_nothing() -> No
         assert blocked.gate.arrived()
         client.publish("x", GO, "cancel")
         reach_kind(engine, "x", EventKind.EXECUTION_CANCELED, "BlockedSync-1")
+        time.sleep(0.7)  # the worker's next heartbeat (every 0.5 s) delivers the cancel
         blocked.gate.open()
         assert wait_until(lambda: bool(blocked.log))
         time.sleep(0.2)
@@ -487,7 +501,7 @@ def test_r106_a_timed_out_attempt_is_retried_and_its_late_result_dropped() -> No
 
 
 class SilentAfterBeat(Step[int]):
-    """Attempt 1 heartbeats once and goes silent; attempt 2 returns the last heartbeat value."""
+    """Attempt 1 checkpoints and sleeps (its worker hangs); attempt 2 returns the checkpoint."""
 
     def get_step_options(self) -> StepOptions:
         return StepOptions(heartbeat_timeout=timedelta(seconds=1), execute_retry=retries(2))
@@ -499,9 +513,11 @@ class SilentAfterBeat(Step[int]):
         return graceful_complete(context.get_last_heartbeat_value(str))
 
 
-def test_r107_a_silent_attempt_is_timed_out_by_its_heartbeat_and_retried() -> None:
+def test_r107_a_hung_worker_is_timed_out_by_its_heartbeat_and_retried() -> None:
+    """R107 as corrected: only a hung worker (a fault) stops the heartbeats."""
     flow = LFlow("Beats", SilentAfterBeat())
     with engine_in([flow]) as engine:
+        engine.faults.add(FaultPlan.hang(SilentAfterBeat))
         client = engine.client()
         began = time.monotonic()
         client.start_flow(flow, "x", 1)

@@ -1,0 +1,70 @@
+"""Heartbeats: the worker beats for a running attempt, and cancellation rides on them (R107).
+
+With a ``heartbeat_timeout``, the worker heartbeats on the handler's behalf every half window
+for as long as the handler runs; user code calls nothing (an explicit ``heartbeat(value)``
+only adds a checkpoint). A cancel request — a decision's selector, an RPC's, a Flow close —
+reaches the running handler on the next beat: its task is cancelled and
+``is_cancellation_requested()`` turns true. The heartbeat timeout fires only when the beats
+stop, which only a hung or dead worker does (a ``FaultPlan.hang`` fault); a handler that simply
+runs long is invoked once. Without a ``heartbeat_timeout`` nothing reaches a running handler: it
+runs to its end and what it returns or writes is discarded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from dexviz.engine.context import InvocationContext
+from dexviz.engine.state import Execution, FlowRun
+
+if TYPE_CHECKING:
+    from dexviz.engine.runtime import Runtime
+
+Fail = Callable[[BaseException], None]
+"""Fails the attempt with an error (reason "timeout")."""
+
+
+def arm(rt: Runtime, run: FlowRun, ex: Execution, ctx: InvocationContext, fail: Fail) -> None:
+    """Start the worker's heartbeats for the attempt that is now running, if it has a window."""
+    window = ex.options.heartbeat_timeout
+    if not window:
+        return
+    limit = int(window.total_seconds() * 1e9)
+    period = max(1, limit // 2)
+    token = ex.attempt_token
+    ex.last_beat_ns = rt.now()
+
+    def beat() -> None:
+        if token != ex.attempt_token or ex.task is None or ex.task.done():
+            return
+        if ex.cancel_requested or not ex.active or not run.is_open:
+            deliver_cancel(ex, ctx)
+            return
+        if rt.faults.hangs(ex.step_type, ex.method, ex.attempt, ex.execution_id):
+            # A hung worker sends nothing more: the window runs out from the last beat.
+            ex.heartbeat_timer = rt.scheduler.call_at(ex.last_beat_ns + limit, lost)
+            return
+        ex.last_beat_ns = rt.now()
+        ex.heartbeat_timer = rt.scheduler.call_at(rt.now() + period, beat)
+
+    def lost() -> None:
+        if token != ex.attempt_token or not ex.active or ex.task is None:
+            return
+        deliver_cancel(ex, ctx)
+        fail(TimeoutError(f"{ctx._where} attempt {ex.attempt} sent no heartbeat for {window}"))
+
+    ex.heartbeat_timer = rt.scheduler.call_at(rt.now() + period, beat)
+
+
+def deliver_cancel(ex: Execution, ctx: InvocationContext) -> None:
+    """What a heartbeat response carrying a cancellation does to the running handler."""
+    ctx.canceled = True
+    task, ex.task = ex.task, None
+    if task is not None and not task.done():
+        task.cancel()
+
+
+def keeps_beating(ex: Execution) -> bool:
+    """Whether a canceled execution's heartbeats must go on to deliver its cancellation."""
+    return bool(ex.options.heartbeat_timeout) and ex.task is not None and not ex.task.done()
