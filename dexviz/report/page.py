@@ -167,10 +167,9 @@ def _body(debugger: Debugger, frame: Frame, graph: str, pictures: tuple[str, str
         f"<h1>{escape(flow_type)} · replay</h1><div class=\"dx-sub\">{escape(sub)}</div>"
         f"{_controls(debugger, frame.index)}"
         f'<div id="dx-heading">{frame.heading}</div>'
-        f'<div class="dx-main"><div class="dx-left">{sections}{LEGEND}</div>'
+        f'<div class="dx-main"><div class="dx-left">{sections}{LEGEND}{timelines}</div>'
         f'<div class="dx-right">{panels}{failed_attempts(debugger.history)}'
         f"{_event_list(debugger.index_.labels, frame.index)}</div></div>"
-        f"{timelines}"
         '<div class="dx-foot">Written by dexviz: one self-contained file. Keys: ← → step, '
         "Home/End first/last event.</div></div>"
     )
