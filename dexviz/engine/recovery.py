@@ -26,6 +26,8 @@ from urllib.parse import unquote
 from dexviz.engine.decide import DEFAULT_OPTIONS
 from dexviz.engine.recovery_fold import ExecutionFold, RunFold, StoredMessage, fold_run, split_runs
 from dexviz.engine.state import Execution, FlowRun, Message, Phase, TimerState, WaiterSet
+from dexviz.engine.stored_options import retry_policy
+from dexviz.engine.timeouts import TIMEOUT_STEP_TYPE
 from dexviz.history.kinds import EventKind
 from dexviz.sdk.channel import Channel
 from dexviz.sdk.condition import ChannelCondition, Condition, SubFlowCondition, TimerCondition
@@ -75,22 +77,14 @@ class Recovery:
         flow_ids = rt.store.flow_ids()
         if not flow_ids:
             return RecoveryReport.empty()
-        last_time, total = 0, 0
-        for flow_id in flow_ids:
-            events = list(rt.store.history(flow_id))
-            total += len(events)
-            last_time = max(last_time, events[-1].time_ns) if events else last_time
-            self._load(flow_id, events)
-        # The sources continue from a point fixed by what is stored: the same database and seed
-        # resume the same way.
-        rt.scheduler.rng.seed(f"dexviz-recovered:{rt.seed}:{total}")
-        rt.ids.seed(f"dexviz-run-ids:{rt.seed}:{total}")
-        if rt.sim is not None:
-            rt.sim.advance_to(last_time)
+        self._load_all(flow_ids)
         open_ids = [f for f, fold in self._folds.items() if fold.is_open]
         if getattr(rt.store, "readonly", False):
             # A reader sees the runs as stored; only the writer resumes them.
             return RecoveryReport((), tuple(self._folds), ())
+        for flow_id, fold in self._folds.items():
+            if not fold.is_open and fold.retry_policy:
+                rt.starts.schedule_retry(rt.runs[flow_id])  # a retry the crash cut off
         for flow_id in open_ids:
             self._resume(rt.runs[flow_id], self._folds[flow_id])
         for flow_id in open_ids:
@@ -103,16 +97,36 @@ class Recovery:
         return RecoveryReport(tuple(open_ids), closed, tuple(self._reruns))
 
     # -- loading ------------------------------------------------------------------------------
+    def _load_all(self, flow_ids: tuple[str, ...]) -> None:
+        """Fold every stored run; set the clock and the seeded sources after what is stored."""
+        rt = self._rt
+        last_time, total = 0, 0
+        for flow_id in flow_ids:
+            events = list(rt.store.history(flow_id))
+            total += len(events)
+            last_time = max(last_time, events[-1].time_ns) if events else last_time
+            self._load(flow_id, events)
+        # The sources continue from a point fixed by what is stored: the same database and seed
+        # resume the same way.
+        rt.scheduler.rng.seed(f"dexviz-recovered:{rt.seed}:{total}")
+        rt.ids.seed(f"dexviz-run-ids:{rt.seed}:{total}")
+        if rt.sim is not None:
+            rt.sim.advance_to(last_time)
+
     def _load(self, flow_id: str, events: list[Any]) -> None:
         rt = self._rt
         known: dict[str, StoredMessage] = {}
         runs = split_runs(events)
+        failed_before = 0
         for number, run_events in enumerate(runs):
             fold = fold_run(run_events, known)
             known.update(fold.held)
             for queue in fold.queues.values():
                 known.update((m.message_id, m) for m in queue)
             run = self._run(flow_id, fold, events[-1].seq)
+            # A Flow retry is the next run after a failed one (R11): count the attempts.
+            run.attempt = failed_before + 1 if fold.retry_policy else 1
+            failed_before = failed_before + 1 if run.status is FlowStatus.FAILED else 0
             if number < len(runs) - 1:
                 rt.previous_runs.setdefault(flow_id, []).append(run)
             else:
@@ -145,6 +159,10 @@ class Recovery:
             run.error_type = FlowErrorType[error] if error else None
             run.error_message = fold.closed.get("error_message")
             run.closed_ns = fold.closed_ns
+            run.completions = [
+                StepCompletion(o["step_type"], o["execution_id"], o["value"])
+                for o in fold.closed.get("outputs", ())
+            ]
         return run
 
     # -- resuming -----------------------------------------------------------------------------
@@ -174,11 +192,30 @@ class Recovery:
                 "resumed": [{"execution_id": e.execution_id, "phase": e.phase} for e in active],
             },
         )
-        if fold.timeout_s:
+        timed_out = any(e.step_type == TIMEOUT_STEP_TYPE for e in fold.executions.values())
+        if fold.timeout_s and not timed_out:
             due = fold.started_ns + int(fold.timeout_s * 1e9)
             rt.timeouts.resume(run, fold.timeout_policy or "FAIL", due)
         for folded in active:
             self._resume_execution(run, fold, folded)
+        self._delayed_start(run, fold)
+
+    def _delayed_start(self, run: FlowRun, fold: RunFold) -> None:
+        """A start Step still in its start delay (R141) is announced at its stored time."""
+        rt = self._rt
+        start, ex_id = run.definition.start, fold.start_execution_id
+        if not fold.start_delay_s or start is None or not ex_id or ex_id in fold.executions:
+            return
+        ex = Execution(ex_id, start, run.start_input, "__start__", start.options or DEFAULT_OPTIONS)
+        ex.parent_key = "__start__"
+        run.executions[ex_id] = ex
+        run.active_count += 1
+
+        def announce() -> None:
+            if run.is_open and ex.active:
+                rt.decisions.announce(run, ex, "start")
+
+        rt.call_at(fold.started_ns + int(fold.start_delay_s * 1e9), announce)
 
     def _resume_execution(self, run: FlowRun, fold: RunFold, folded: ExecutionFold) -> None:
         rt = self._rt
@@ -212,6 +249,10 @@ class Recovery:
                 ex.consumed_values.setdefault(message.channel, []).append(message.value)
 
     def _execution(self, run: FlowRun, folded: ExecutionFold) -> Execution:
+        if folded.step_type == TIMEOUT_STEP_TYPE:
+            ex = self._rt.timeouts.handler_execution(run, folded.execution_id)
+            ex.first_started_ns = folded.first_started_ns
+            return ex
         step = run.definition.steps.get(folded.step_type)
         if step is None:
             raise RecoveryError(
@@ -399,7 +440,9 @@ def _firing(rt: Runtime, run: FlowRun, ex: Execution, timer: TimerState) -> Any:
 
 
 def _start_options(fold: RunFold) -> StartFlowOptions:
-    """What the stored start says of the options (the timeout; a retry policy is not stored)."""
-    if not fold.timeout_s:
-        return StartFlowOptions()
-    return StartFlowOptions(timeout=timedelta(seconds=fold.timeout_s))
+    """The start options the stored start recorded: timeout, Flow retries, start delay."""
+    return StartFlowOptions(
+        timeout=timedelta(seconds=fold.timeout_s) if fold.timeout_s else None,
+        retry_policy=retry_policy(fold.retry_policy),
+        start_delay=timedelta(seconds=fold.start_delay_s) if fold.start_delay_s else None,
+    )

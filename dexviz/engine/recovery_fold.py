@@ -79,6 +79,9 @@ class RunFold:
     start_input: Any = None
     timeout_s: float | None = None
     timeout_policy: str | None = None
+    retry_policy: Any = None
+    start_delay_s: float = 0.0
+    start_execution_id: str | None = None
     attributes: dict[str, Any] = field(default_factory=dict)
     queues: dict[str, deque[StoredMessage]] = field(default_factory=dict)
     held: dict[str, StoredMessage] = field(default_factory=dict)
@@ -192,6 +195,10 @@ def _started(fold: RunFold, event: Event) -> None:
         fold.start_input = payload.get("input")
         fold.timeout_s = payload.get("timeout_s")
         fold.timeout_policy = payload.get("timeout_policy")
+        fold.retry_policy = payload.get("retry_policy")
+        fold.start_delay_s = float(payload.get("start_delay_s") or 0.0)
+        fold.start_execution_id = payload.get("start_execution_id")
+        _count(fold, fold.start_execution_id)
     for write in payload.get("initial_attributes", ()):
         _write(fold, write)
 
@@ -259,7 +266,14 @@ def _created(fold: RunFold, event: Event, known: dict[str, StoredMessage]) -> No
             ex.reserved.append(message_id)
     ex.recovery_error = fold.failed_routes.pop(ex_id, None)
     fold.executions[ex_id] = ex
-    type_name, _, number = ex_id.rpartition("-")
+    _count(fold, ex_id)
+
+
+def _count(fold: RunFold, execution_id: str | None) -> None:
+    """Execution numbers are never reused (R15): count every id the run gave out."""
+    if not execution_id:
+        return
+    type_name, _, number = execution_id.rpartition("-")
     if number.isdigit():
         fold.counters[type_name] = max(fold.counters.get(type_name, 0), int(number))
 

@@ -9,6 +9,7 @@ from dexviz.engine.decide import Move
 from dexviz.engine.errors import service_error
 from dexviz.engine.spec import check_flow_id, flow_spec
 from dexviz.engine.state import Execution, FlowRun
+from dexviz.engine.stored_options import start_payload
 from dexviz.engine.uuids import uuid4_bits, uuid_text
 from dexviz.history.kinds import EventKind
 from dexviz.sdk.codec import to_json_ready
@@ -134,6 +135,7 @@ class Starts:
                 "mode": "live" if self._rt.live else "simulation",
                 "seed": self._rt.seed,
                 **self._rt.timeouts.start(run, options),
+                **start_payload(options),
             },
         )
         run.start_options = options

@@ -126,6 +126,10 @@ class FlowTimeouts:
         return True
 
     def _run_handler(self, run: FlowRun) -> None:
+        self._rt.decisions.announce(run, self.handler_execution(run), "timeout")
+
+    def handler_execution(self, run: FlowRun, execution_id: str | None = None) -> Execution:
+        """The timeout handler's execution, not yet announced (``execution_id``: a resumed one)."""
         flow = run.definition.flow
         is_async = run.definition.timeout_handler_is_async
         step: Step[None] = _AsyncTimeoutHandlerStep(flow) if is_async else _TimeoutHandlerStep(flow)
@@ -133,7 +137,7 @@ class FlowTimeouts:
             TIMEOUT_STEP_TYPE, step, type(None), False, False, is_async, None
         )
         ex = Execution(
-            run.next_execution_id(TIMEOUT_STEP_TYPE),
+            execution_id or run.next_execution_id(TIMEOUT_STEP_TYPE),
             definition,
             None,
             "__start__",
@@ -143,7 +147,7 @@ class FlowTimeouts:
         )
         ex.counted = False  # the timeout handler never counts as an active Step (R31)
         run.executions[ex.execution_id] = ex
-        self._rt.decisions.announce(run, ex, "timeout")
+        return ex
 
     def cancel(self, run: FlowRun) -> None:
         """Stop the deadline of a closing run."""

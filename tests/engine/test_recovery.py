@@ -11,12 +11,27 @@ holders overlap.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from dexviz import Engine, EventKind, FlowStatus, MemoryStore, SQLiteStore, exclusive_sections
+from dexviz import (
+    Context,
+    Engine,
+    EventKind,
+    FlowStatus,
+    MemoryStore,
+    SQLiteStore,
+    StartFlowOptions,
+    Step,
+    StepDecision,
+    current_time_millis,
+    exclusive_sections,
+    force_fail,
+    graceful_complete,
+)
 from dexviz.examples.contract_edit import ContractEditFlow, sample_edits
 from dexviz.sdk.codec import to_json_ready
 from tests.engine.crash_harness import (
@@ -27,7 +42,8 @@ from tests.engine.crash_harness import (
     outcome,
     settle,
 )
-from tests.engine.flows_b import TOKEN_CHANNEL, BFlow, TokenInvariant, retries
+from tests.engine.flows_b import EPOCH_NS, TOKEN_CHANNEL, BFlow, TokenInvariant, retries
+from tests.engine.test_flow_options import AsyncHandler, SyncHandler, timeout
 from tests.engine.test_locks import LOCK_N, Increment, LockFlow
 from tests.engine.test_retries import flaky
 from tests.engine.test_rpc import INBOX, Account
@@ -98,6 +114,32 @@ def _start_with(value: Any) -> Any:
     return actions
 
 
+class FailEarly(Step[int]):
+    """Fails the Flow during its first virtual second; the Flow retry after it completes."""
+
+    def execute(self, context: Context, n: int) -> StepDecision:
+        if current_time_millis() < EPOCH_NS // 10**6 + 500:
+            return force_fail("too early")
+        return graceful_complete(n * 2)
+
+
+def _retried(flows: Sequence[Any]) -> list[Any]:
+    flow = flows[0]
+    options = StartFlowOptions(retry_policy=retries(3, 2))
+    return [lambda e: e.client().start_flow(flow, "flow-1", 21, options), settle]
+
+
+def _delayed(flows: Sequence[Any]) -> list[Any]:
+    flow = flows[0]
+    options = StartFlowOptions(start_delay=timedelta(seconds=30))
+    return [lambda e: e.client().start_flow(flow, "flow-1", 21, options), settle]
+
+
+def _timed_out(flows: Sequence[Any]) -> list[Any]:
+    flow = flows[0]
+    return [lambda e: e.client().start_flow(flow, "flow-1", 1, timeout()), settle]
+
+
 SCENARIOS = [
     Scenario("contract_edit", lambda: [ContractEditFlow()], _edits, 4, _reviewers),
     Scenario("timers", lambda: [BFlow("Timers", TimerOrMessage())], _timers),
@@ -110,6 +152,10 @@ SCENARIOS = [
     Scenario("subflows", _subflows, _parent, 2),
     Scenario("retries", _retries, _start_with(2)),
     Scenario("locks", lambda: [LockFlow(Increment(LOCK_N))], _start_with(1), 3),
+    Scenario("timeout_handler", lambda: [AsyncHandler()], _timed_out),
+    Scenario("timeout_handler_sync", lambda: [SyncHandler()], _timed_out),
+    Scenario("flow_retry", lambda: [BFlow("Retried", FailEarly())], _retried),
+    Scenario("start_delay", lambda: [BFlow("Delayed", FailEarly())], _delayed),
 ]
 
 
@@ -180,3 +226,27 @@ def test_recovered_runs_record_the_crash_and_rerun_the_lost_attempt() -> None:
 def test_an_engine_on_an_empty_store_recovers_nothing() -> None:
     engine = Engine([ContractEditFlow()], store=MemoryStore())
     assert engine.recovered.open_runs == () and engine.recovered.closed_runs == ()
+
+
+def test_views_show_a_run_that_spans_a_crash_as_one_run() -> None:
+    from dexviz.analysis.executions import build_executions
+    from dexviz.analysis.state import state_at
+
+    scenario = SCENARIOS[0]
+    reference, commits = baseline(scenario)
+    expected = build_executions(reference.history("flow-1"))
+    for k in (3, commits // 2, commits - 1):
+        crashed = crash_and_resume(scenario, k, MemoryStore())
+        history = crashed.resumed.history("flow-1")
+        found = build_executions(history)
+        assert sorted(found) == sorted(expected), k  # the same executions, one run
+        assert found.close is not None and found.close.status == "COMPLETED"
+        lost = [
+            e
+            for e in history
+            if e.kind == EventKind.ATTEMPT_FAILED and e.payload["reason"] == "crash"
+        ]
+        for event in lost:
+            attempts = found[event.execution_id or ""].attempts
+            assert len(attempts) >= 2, (k, event.execution_id)  # the lost one and its re-run
+        assert state_at(history, len(history) - 1).closed == "COMPLETED"
