@@ -180,7 +180,8 @@ class ViolationRun(SimulationRun):
     """A replayed counterexample: a SimulationRun stopped at the violating commit.
 
     ``violating_seq`` is the sequence number of the violating commit's first event;
-    ``debugger()`` opens the Debugger there, with a breakpoint on it.
+    ``debugger()`` opens the Debugger there, with a breakpoint on it (displaying the run in a
+    notebook does the same).
     """
 
     violation: Violation | None = None
@@ -195,6 +196,15 @@ class ViolationRun(SimulationRun):
         debugger.add_breakpoint(lambda event: event.seq == seq)
         debugger.seek(next(i for i, e in enumerate(self.history) if e.seq == seq))
         return debugger
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        """In a notebook the counterexample opens in the Debugger, at the violating commit."""
+        try:
+            bundle = self.debugger()._repr_mimebundle_(include=include, exclude=exclude)
+        except ImportError:
+            bundle = {"text/html": self._repr_html_()}
+        bundle["text/plain"] = repr(self)
+        return dict(bundle)
 
     def __repr__(self) -> str:
         check = self.violation.check if self.violation else "?"

@@ -80,6 +80,9 @@ def test_the_replayed_counterexample_opens_in_the_debugger_at_the_violating_comm
     debugger = run.debugger()
     assert debugger.event.seq == run.violating_seq
     assert len(debugger.breakpoints) == 1
+    bundle = run._repr_mimebundle_()
+    assert bundle["text/plain"].startswith("ViolationRun(")
+    assert f"#{run.violating_seq}" in bundle["text/html"]
 
 
 def test_conserved_catches_a_second_token_from_a_client() -> None:
