@@ -14,6 +14,7 @@ from dexviz.history.jsonl import (
     decode_history_bytes,
     dump_jsonl,
     parse_jsonl,
+    read_history_file,
 )
 from dexviz.history.kinds import EventKind
 
@@ -118,11 +119,12 @@ class History(Sequence[Event]):
         """Read a history file written by ``save``; errors name the file and the line.
 
         Raises:
-            HistoryFormatError: The file is not a valid history.
+            HistoryFormatError: The file is not a valid history (or not a regular file: a
+                FIFO or device is refused rather than read).
             OSError: The file cannot be read (missing, a directory, no permission).
         """
         source = Path(path)
         try:
-            return cls.from_jsonl(decode_history_bytes(source.read_bytes()))
+            return cls.from_jsonl(decode_history_bytes(read_history_file(source)))
         except HistoryFormatError as error:
             raise HistoryFormatError(f"{source}: {error}") from None

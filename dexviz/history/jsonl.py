@@ -13,8 +13,10 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import stat
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from dexviz.history.event import Event
@@ -27,6 +29,7 @@ __all__ = [
     "decode_history_bytes",
     "dump_jsonl",
     "parse_jsonl",
+    "read_history_file",
 ]
 
 FORMAT_NAME = "dexviz-history"
@@ -69,6 +72,20 @@ def dump_jsonl(flow_id: str | None, events: Iterable[Event]) -> str:
         "version": FORMAT_VERSION,
     }
     return json.dumps(header, sort_keys=True, separators=(",", ":")) + "\n" + body
+
+
+def read_history_file(path: Path) -> bytes:
+    """The bytes of a history file; a FIFO, device or socket is refused, never read forever.
+
+    Raises:
+        HistoryFormatError: ``path`` is not a regular file.
+        OSError: It cannot be read (missing, a directory, no permission, a path too long).
+    """
+    mode = path.stat().st_mode
+    if not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+        kind = "FIFO" if stat.S_ISFIFO(mode) else "socket" if stat.S_ISSOCK(mode) else "device"
+        raise HistoryFormatError(f"not a regular file (a {kind}), so not a history file")
+    return path.read_bytes()
 
 
 def decode_history_bytes(data: bytes) -> str:

@@ -308,3 +308,56 @@ def test_damage_anywhere_loads_the_original_or_raises_the_loader_error(
             return
     assert loaded == ORIGINAL
     assert loaded.to_jsonl().encode() == RAW
+
+
+def _socket_file(tmp_path: Path) -> Path:
+    import socket
+
+    path = tmp_path / "h.sock"
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(path))
+    server.close()
+    return path
+
+
+def _fifo_file(tmp_path: Path) -> Path:
+    import os
+
+    path = tmp_path / "h.fifo"
+    os.mkfifo(path)
+    return path
+
+
+@pytest.mark.parametrize(("make", "kind"), [
+    (_fifo_file, "FIFO"),
+    (_socket_file, "socket"),
+    (lambda _: Path("/dev/zero"), "device"),
+    (lambda _: Path("/dev/urandom"), "device"),
+], ids=["fifo", "socket", "dev-zero", "dev-urandom"])
+def test_a_special_file_is_refused_without_reading_it(
+    tmp_path: Path, make: Callable[[Path], Path], kind: str
+) -> None:
+    import threading
+
+    path = make(tmp_path)
+    outcome: list[BaseException] = []
+
+    def load() -> None:
+        try:
+            History.load(path)
+        except BaseException as error:  # noqa: BLE001 - handed back to the test
+            outcome.append(error)
+
+    thread = threading.Thread(target=load, daemon=True)
+    thread.start()
+    thread.join(10)
+    assert outcome, f"History.load({path}) did not return within 10 s"
+    assert isinstance(outcome[0], HistoryFormatError)
+    assert str(outcome[0]) == f"{path}: not a regular file (a {kind}), so not a history file"
+
+
+def test_a_directory_or_missing_file_is_an_os_error(tmp_path: Path) -> None:
+    with pytest.raises(IsADirectoryError):
+        History.load(tmp_path)
+    with pytest.raises(FileNotFoundError):
+        History.load(tmp_path / "missing.jsonl")
