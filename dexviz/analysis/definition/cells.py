@@ -16,6 +16,7 @@ import linecache
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import cached_property
 from types import ModuleType
 
 from dexviz.analysis.definition.loader import SourceFile, parse_source
@@ -31,19 +32,21 @@ class Cell:
     text: str
     tree: ast.Module
 
-    def defines(self) -> set[str]:
+    @cached_property
+    def defines(self) -> frozenset[str]:
         """Top-level names this cell binds (classes, functions, assignments, imports).
 
         A star import binds ``"*"``: such a cell may define any name.
         """
-        return {name for stmt in self.tree.body for name in _bound(stmt)}
+        return frozenset(name for stmt in self.tree.body for name in _bound(stmt))
 
-    def uses(self) -> set[str]:
+    @cached_property
+    def uses(self) -> frozenset[str]:
         """Every name this cell reads anywhere (including inside functions and classes)."""
-        return {
+        return frozenset(
             node.id for node in ast.walk(self.tree)
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)
-        }
+        )
 
 
 @dataclass(frozen=True)
@@ -89,7 +92,7 @@ def cell_source(cls: type) -> CellSource | None:
     cells = notebook_cells()
     by_name = {cell.filename: cell for cell in cells}
     roots = [cell for cell in cells if cell.filename in own]
-    if not roots or not any(cls.__name__ in cell.defines() for cell in roots):
+    if not roots or not any(cls.__name__ in cell.defines for cell in roots):
         return None
     chosen = _closure(roots, cells)
     ordered = [cell for cell in cells if cell.filename in chosen]
@@ -129,11 +132,11 @@ def _closure(roots: list[Cell], cells: list[Cell]) -> set[str]:
     Cells with a star import are always taken: they may define any name.
     """
     chosen = {cell.filename for cell in roots}
-    chosen |= {cell.filename for cell in cells if "*" in cell.defines()}
+    chosen |= {cell.filename for cell in cells if "*" in cell.defines}
     pending = list(roots)
     while pending:
         cell = pending.pop()
-        missing = cell.uses() - cell.defines()
+        missing = cell.uses - cell.defines
         for name in sorted(missing):
             source = _latest_definition(name, cells)
             if source is not None and source.filename not in chosen:
@@ -144,7 +147,7 @@ def _closure(roots: list[Cell], cells: list[Cell]) -> set[str]:
 
 def _latest_definition(name: str, cells: list[Cell]) -> Cell | None:
     for cell in reversed(cells):
-        if name in cell.defines():
+        if name in cell.defines:
             return cell
     return None
 
