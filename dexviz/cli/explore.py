@@ -143,7 +143,7 @@ def cmd_explore(args: argparse.Namespace) -> int:
     if report.ok:
         return EXIT_OK
     out = Path(args.out)
-    prepare_out_dir(out)
+    prepare_out_dir(out, ("counterexample.jsonl",))
     run = report.violations[0].replay()
     target = out / "counterexample.jsonl"
     target.write_text(run.history.to_jsonl(), encoding="utf-8")

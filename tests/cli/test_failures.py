@@ -387,3 +387,34 @@ def test_graph_with_warnings_only_exits_0(
     assert code == 0
     assert "warning unreachable_step" in captured.err
     assert json.loads((tmp_path / "g.json").read_text())
+
+
+def test_explore_does_not_write_its_counterexample_through_a_symlink(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    examples = Path(cli.__file__).resolve().parent.parent / "examples"
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "counterexample.jsonl").symlink_to(victim)
+    two = json.dumps([{"reviewer": "a"}, {"reviewer": "b", "should_withdraw": True}])
+    code, err = _main(capsys, "explore", str(examples / "contract_edit_broken.py"), "--input",
+                      two, "--check", "exclusive:contractEditToken", "--out", str(out))
+    assert code == 1
+    _one_line(err, "explore", "symbolic link", "counterexample.jsonl")
+    assert victim.read_text() == "precious"
+
+
+@pytest.mark.parametrize("command", ["history", "report"])
+def test_a_permission_error_is_one_line_and_exit_1(
+    monkeypatch: pytest.MonkeyPatch, saved: Path, capsys: pytest.CaptureFixture[str],
+    command: str,
+) -> None:
+    def denied(self: Path) -> bytes:
+        raise PermissionError(13, "Permission denied", str(self))
+
+    monkeypatch.setattr(Path, "read_bytes", denied)
+    code, err = _main(capsys, command, str(saved))
+    assert code == 1
+    _one_line(err, command, "Permission denied", str(saved))
