@@ -148,6 +148,8 @@ TOO_DEEP_TO_PARSE: dict[str, tuple[str, str]] = {
     "5,000 not": ("        x = " + "not " * 5000 + "n\n        return dead_end()",
                   "too deep to parse"),
     "3,000-deep elif": (_elif(3000), "too deep to parse"),
+    "20,000 unary minus (parser memory)": ("        x = " + "-" * 20_000 + "n" + END,
+                                           "parser ran out of memory"),
     "3,000-deep conditional expression": (_ternary(3000), "too deep to parse"),
     "300 nested parentheses": ("        x = " + "(" * 300 + "n" + ")" * 300
                                + "\n        return dead_end()", "too many nested parentheses"),
