@@ -196,8 +196,13 @@ class Client:
         self._call(lambda: operations.update_flow_config(self._rt, flow_id, config))
 
     def trigger_continue_as_new(self, flow_id: str) -> None:
-        """Accepted on an active Flow; continue-as-new is transparent in-process (R13, R163)."""
-        self._call(lambda: operations.active_run(self._rt, flow_id, "trigger_continue_as_new"))
+        """Continue an active Flow as a new run, once no Step method runs (R13, R163)."""
+
+        def trigger() -> None:
+            run = operations.active_run(self._rt, flow_id, "trigger_continue_as_new")
+            self._rt.continue_as_new.request(run)
+
+        self._call(trigger)
 
     def search_flows(
         self, query: str, page_size: int = 0, next_page_token: str = ""

@@ -222,3 +222,4 @@ def update_flow_config(rt: Runtime, flow_id: str, config: FlowConfig) -> None:
     """Merge the non-None fields of ``config`` into an active run's config (R163)."""
     run = active_run(rt, flow_id, "update_flow_config")
     run.config = run.config.merged(config) if run.config is not None else config
+    rt.continue_as_new.watch(run)

@@ -10,6 +10,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from dexviz.engine.choice import Chooser, SeededChooser
+from dexviz.engine.continue_as_new import ContinueAsNew
 from dexviz.engine.decide import Decisions
 from dexviz.engine.fast import FastPath
 from dexviz.engine.faults import FaultPlan
@@ -106,6 +107,7 @@ class Runtime:
         self.timeouts = FlowTimeouts(self)
         self.starts = Starts(self)
         self.time_travel = TimeTravel(self)
+        self.continue_as_new = ContinueAsNew(self)
         self.runs: dict[str, FlowRun] = {}
         self.streams = StreamStore()
         self.previous_runs: dict[str, list[FlowRun]] = {}
@@ -170,6 +172,8 @@ class Runtime:
             for event in committed:
                 for flow_id, execution_id in self.faults.cancellations_for(event):
                     self.cancel_execution(flow_id, execution_id, "fault")
+        if committed and self.continue_as_new.watching:
+            self.continue_as_new.committed({event.flow_id for event in committed})
         if committed and self._watchers:
             self._check_watchers()
         if committed and self.durable is not None and self.acknowledges_now():
@@ -313,6 +317,14 @@ class Runtime:
             else:
                 self.waits.complete_timer(run, ex, timer, True)
         self._stale_skips[run.run_id] = keep
+
+    def rekey_run(self, previous: str, run_id: str) -> None:
+        """Move what is kept per run id to a run that continued as new under ``run_id``."""
+        if previous in self._locks:
+            self._locks[run_id] = self._locks.pop(previous)
+        if previous in self._stale_skips:
+            self._stale_skips[run_id] = self._stale_skips.pop(previous)
+        self.timeouts.rekey(previous, run_id)
 
     def cancel_flow_timers(self, run: FlowRun) -> None:
         """Stop the Flow-timeout timer of a closing run (R139)."""

@@ -115,6 +115,7 @@ class Starts:
         run = self.new_run(definition, flow_id)
         run.request_id = options.request_id
         run.config = options.config_override
+        self._rt.continue_as_new.watch(run)
         self._rt.runs[flow_id] = run
         initial = self._initial_attributes(run, options)
         execution = (

@@ -155,6 +155,18 @@ class FlowTimeouts:
         if handle is not None:
             handle.cancel()
 
+    def rekey(self, previous: str, run_id: str) -> None:
+        """A run continued as new: its deadline and policy go on under ``run_id`` (R13, R139)."""
+        if previous in self._timers:
+            self._timers[run_id] = self._timers.pop(previous)
+        if previous in self._policies:
+            self._policies[run_id] = self._policies.pop(previous)
+
+    def policy_name(self, run_id: str) -> str | None:
+        """The timeout policy of a run with a deadline, by name; None without one."""
+        policy = self._policies.get(run_id)
+        return policy.name if policy is not None else None
+
     def resume(self, run: FlowRun, policy: str, due_ns: int) -> None:
         """Schedule a resumed run's stored deadline again (recovery after a crash)."""
         self._policies[run.run_id] = FlowTimeoutPolicy[policy]

@@ -18,8 +18,10 @@ from dexviz import (
     Attribute,
     Channel,
     Context,
+    Engine,
     EventKind,
     FaultPlan,
+    FlowConfig,
     FlowDefinitionError,
     FlowErrorType,
     FlowNotActiveError,
@@ -35,6 +37,7 @@ from dexviz import (
     StepList,
     StepMovement,
     StepOptions,
+    SubFlow,
     Timer,
     TimeTravelOptions,
     TimeTravelType,
@@ -615,3 +618,122 @@ def test_a_hung_worker_fails_the_attempt_at_the_heartbeat_timeout_and_it_is_retr
     assert "sent no heartbeat" in failed[0].payload["error_message"]
     assert run.result.single_output(int) == 3
     assert len(_attempts(run.history)) == 2
+
+
+# -- 9: continue-as-new is a real new run -------------------------------------------------------
+
+COUNT = Attribute("count", int)
+INBOX = Channel("inbox", str)
+SPARE = Channel("spare", str)
+
+
+class Tally(Step[int]):
+    """Waits for an inbox message (or an hour), adds it to ``count``; completes after ``n``."""
+
+    def wait_for(self, context: Context, n: int) -> Wait:
+        return Wait.any_of(INBOX.for_one(), Timer.by_duration(timedelta(hours=1)))
+
+    def execute(self, context: Context, n: int) -> StepDecision:
+        COUNT.set(context, COUNT.get(context) + len(INBOX.results(context)))
+        if n <= 1:
+            return graceful_complete(COUNT.get(context))
+        return go_to(Tally, n - 1)
+
+
+def _tally_flow() -> Any:
+    return LFlow("Tally", Tally(), (), [COUNT, INBOX, SPARE])
+
+
+def test_trigger_continue_as_new_starts_a_new_run_that_carries_everything(mode: str) -> None:
+    """R13 as corrected: a new run id that describe_flow sees; Attributes, pending messages and
+    the waiting Step carried over; the history marks the new run continued."""
+    flow = _tally_flow()
+    with engine_in([flow], mode) as engine:
+        client = engine.client()
+        first = client.start_flow(flow, "c", 2)
+        waiting(engine, "c", "Tally-1")
+        client.publish("c", INBOX, "a")
+        waiting(engine, "c", "Tally-2")
+        client.publish("c", SPARE, "kept")
+        client.trigger_continue_as_new("c")
+        reach_kind(engine, "c", EventKind.FLOW_STARTED_OR_CONTINUED, None)
+        assert wait_until(lambda: client.describe_flow("c").run_id != first)
+        second = client.describe_flow("c").run_id
+        assert client.get_attribute("c", COUNT) == 1
+        assert [m.value for m in client.get_channel_messages("c", SPARE)] == ["kept"]
+        client.publish("c", INBOX, "b")
+        result = client.wait_for_flow("c", SOON)
+        history = engine.history("c")
+    assert result.single_output(int) == 2
+    assert history.run_ids == (first, second)
+    closed = [e for e in history if e.kind == EventKind.FLOW_CLOSED]
+    assert [(e.run_id, e.payload["status"]) for e in closed] == [
+        (first, "CONTINUED_AS_NEW"),
+        (second, "COMPLETED"),
+    ]
+    started = [e for e in history if e.kind == EventKind.FLOW_STARTED_OR_CONTINUED]
+    assert started[1].payload["continued"] is True
+    assert started[1].payload["previous_run_id"] == first
+    carried = [e.execution_id for e in history if e.run_id == second
+               and e.kind == EventKind.STEP_EXECUTION_CREATED]
+    assert carried[0] == "Tally-2"
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_continue_as_new_threshold_is_transparent(seed: int) -> None:
+    """R13's test: a threshold of 5 events and no threshold give the same outputs and
+    Attributes; the thresholded Flow ran as several runs."""
+
+    def run(threshold: int | None) -> Any:
+        config = FlowConfig(continue_as_new_threshold=threshold) if threshold else None
+        options = StartFlowOptions(config_override=config)
+        engine = Engine([_tally_flow()], seed=seed)
+        client = engine.client()
+        client.start_flow(engine.registry.flows[0], "c", 4, options)
+        client.publish("c", INBOX, *"wxyz")
+        result = client.wait_for_flow("c")
+        return result.outputs, client.get_attribute("c", COUNT), engine.history("c").run_ids
+
+    plain, thresholded = run(None), run(5)
+    assert plain[:2] == thresholded[:2] == ((4,), 4)
+    assert len(plain[2]) == 1 and len(thresholded[2]) > 2
+
+
+class AwaitChild(Step[int]):
+    """Starts a child that waits for a message, and completes with the child's output."""
+
+    def wait_for(self, context: Context, n: int) -> Wait:
+        return Wait.until(SubFlow.run(CHILD, n))
+
+    def execute(self, context: Context, n: int) -> StepDecision:
+        return graceful_complete(SubFlow.get_condition_results(context).single_output(int))
+
+
+class ChildStep(Step[int]):
+    """Waits for one inbox message, completes with ``n + 1``."""
+
+    def wait_for(self, context: Context, n: int) -> Wait:
+        return Wait.until(INBOX.for_one())
+
+    def execute(self, context: Context, n: int) -> StepDecision:
+        return graceful_complete(n + 1)
+
+
+CHILD = LFlow("ChildFlow", ChildStep(), (), [INBOX])
+
+
+def test_subflows_keep_running_and_reach_the_parent_across_continue_as_new(mode: str) -> None:
+    parent = LFlow("ParentFlow", AwaitChild())
+    with engine_in([parent, CHILD], mode) as engine:
+        client = engine.client()
+        first = client.start_flow(parent, "p", 41)
+        waiting(engine, "p", "AwaitChild-1")
+        child_id = "SubFlow:p-AwaitChild-1-0"
+        waiting(engine, child_id, "ChildStep-1")
+        client.trigger_continue_as_new("p")
+        assert wait_until(lambda: client.describe_flow("p").run_id != first)
+        client.publish(child_id, INBOX, "go")
+        result = client.wait_for_flow("p", SOON)
+        child_runs = engine.history(child_id).run_ids
+    assert result.single_output(int) == 42
+    assert len(child_runs) == 1  # the child was not restarted
