@@ -46,8 +46,6 @@ USUAL: dict[Any, dict[str, Any]] = {
         "published": [],
         "next": [],
         "canceled": [],
-        "locals": {},
-        "events": {},
         "is_set_attribute_api": False,
     },
     EventKind.STEP_EXECUTION_CREATED: {"reason": "decision", "has_wait_for": False},
@@ -72,14 +70,14 @@ def compact(kind: Any, payload: Mapping[str, Any], time_ns: int) -> Mapping[str,
     usual = USUAL.get(kind)
     if usual is None:
         return payload
-    kept: dict[str, Any] = {}
-    for key, value in payload.items():
-        if key in usual and _usual(value, usual[key], time_ns):
-            continue
-        nested = NESTED.get(key)
-        if nested is not None and type(value) is dict:
-            value = _compact_nested(value, nested)
-        kept[key] = value
+    kept = dict(payload)
+    for key, value in usual.items():
+        if key in kept and _usual(kept[key], value, time_ns):
+            del kept[key]
+    for key, nested in NESTED.items():
+        inner = kept.get(key)
+        if type(inner) is dict:
+            kept[key] = _compact_nested(inner, nested)
     return kept
 
 

@@ -46,7 +46,7 @@ from tests.engine.flows_b import EPOCH_NS, TOKEN_CHANNEL, BFlow, TokenInvariant,
 from tests.engine.test_flow_options import AsyncHandler, SyncHandler, timeout
 from tests.engine.test_locks import LOCK_N, Increment, LockFlow
 from tests.engine.test_retries import flaky
-from tests.engine.test_rpc import INBOX, Account
+from tests.engine.test_rpc import COUNTER, INBOX, Account
 from tests.engine.test_subflows import all_plan, family
 from tests.engine.test_timers import CH, TimerOrMessage
 
@@ -87,6 +87,7 @@ def _rpc(flows: Sequence[Any]) -> list[Any]:
         settle,
         lambda e: e.client().invoke_rpc(flow.deposit, "a", 5),
         settle,
+        lambda e: e.client().set_attribute("a", COUNTER, 7),
         lambda e: e.client().publish("a", INBOX, "hello"),
         settle,
     ]
@@ -250,3 +251,15 @@ def test_views_show_a_run_that_spans_a_crash_as_one_run() -> None:
             attempts = found[event.execution_id or ""].attempts
             assert len(attempts) >= 2, (k, event.execution_id)  # the lost one and its re-run
         assert state_at(history, len(history) - 1).closed == "COMPLETED"
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda s: s.name)
+def test_every_scenario_reads_back_from_sqlite_as_recorded(
+    scenario: Scenario, tmp_path: Path
+) -> None:
+    in_memory, _ = baseline(scenario)
+    on_disk, _ = baseline(scenario, SQLiteStore(tmp_path / "h.db", durability="normal"))
+    for flow_id in in_memory.flow_ids():
+        stored = SQLiteStore(tmp_path / "h.db", readonly=True).history(flow_id)
+        assert stored.to_jsonl() == in_memory.history(flow_id).to_jsonl(), flow_id
+        assert stored == on_disk.history(flow_id)
