@@ -252,39 +252,47 @@ def test_crlf_line_ends_still_load() -> None:
 
 # -- the damage property ------------------------------------------------------------------------
 
-RAW = TEXT.encode()
-RAW_LINES = RAW.split(b"\n")[:-1]
+def _unicode_history() -> History:
+    """A history whose values hold multi-byte and line-breaking characters."""
+    return simulate(AdHocFlow("Echo", Echo()), "caf\u00e9 \u20ac \u2028 \u0085 \U0001f600").history
 
 
-def _drop(data: st.DataObject) -> bytes:
-    lines = list(RAW_LINES)
+ORIGINALS = {"contract edit": ORIGINAL, "unicode values": _unicode_history()}
+
+
+def _lines(raw: bytes) -> list[bytes]:
+    return raw.split(b"\n")[:-1]
+
+
+def _drop(raw: bytes, data: st.DataObject) -> bytes:
+    lines = _lines(raw)
     lines.pop(data.draw(st.integers(0, len(lines) - 1), label="drop"))
     return b"\n".join(lines) + b"\n"
 
 
-def _duplicate(data: st.DataObject) -> bytes:
-    lines = list(RAW_LINES)
+def _duplicate(raw: bytes, data: st.DataObject) -> bytes:
+    lines = _lines(raw)
     index = data.draw(st.integers(0, len(lines) - 1), label="duplicate")
     lines.insert(index, lines[index])
     return b"\n".join(lines) + b"\n"
 
 
-def _swap(data: st.DataObject) -> bytes:
-    lines = list(RAW_LINES)
+def _swap(raw: bytes, data: st.DataObject) -> bytes:
+    lines = _lines(raw)
     first = data.draw(st.integers(0, len(lines) - 1), label="swap")
     second = data.draw(st.integers(0, len(lines) - 1), label="with")
     lines[first], lines[second] = lines[second], lines[first]
     return b"\n".join(lines) + b"\n"
 
 
-def _truncate(data: st.DataObject) -> bytes:
-    return RAW[: data.draw(st.integers(0, len(RAW)), label="keep")]
+def _truncate(raw: bytes, data: st.DataObject) -> bytes:
+    return raw[: data.draw(st.integers(0, len(raw)), label="keep")]
 
 
-def _flip(data: st.DataObject) -> bytes:
-    position = data.draw(st.integers(0, len(RAW) - 1), label="at")
+def _flip(raw: bytes, data: st.DataObject) -> bytes:
+    position = data.draw(st.integers(0, len(raw) - 1), label="at")
     mask = data.draw(st.integers(1, 255), label="xor")
-    return RAW[:position] + bytes([RAW[position] ^ mask]) + RAW[position + 1 :]
+    return raw[:position] + bytes([raw[position] ^ mask]) + raw[position + 1 :]
 
 
 DAMAGES = {"drop": _drop, "duplicate": _duplicate, "swap": _swap, "truncate": _truncate,
@@ -292,11 +300,17 @@ DAMAGES = {"drop": _drop, "duplicate": _duplicate, "swap": _swap, "truncate": _t
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(damage=st.sampled_from(sorted(DAMAGES)), data=st.data())
+@given(
+    original=st.sampled_from(sorted(ORIGINALS)),
+    damage=st.sampled_from(sorted(DAMAGES)),
+    data=st.data(),
+)
 def test_damage_anywhere_loads_the_original_or_raises_the_loader_error(
-    damage: str, data: st.DataObject
+    original: str, damage: str, data: st.DataObject
 ) -> None:
-    damaged = DAMAGES[damage](data)
+    history = ORIGINALS[original]
+    raw = history.to_jsonl().encode()
+    damaged = DAMAGES[damage](raw, data)
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "h.jsonl"
         path.write_bytes(damaged)
@@ -306,8 +320,8 @@ def test_damage_anywhere_loads_the_original_or_raises_the_loader_error(
             assert str(error).startswith(f"{path}: ")
             assert "\n" not in str(error)
             return
-    assert loaded == ORIGINAL
-    assert loaded.to_jsonl().encode() == RAW
+    assert loaded == history
+    assert loaded.to_jsonl().encode() == raw
 
 
 def _socket_file(tmp_path: Path) -> Path:
