@@ -118,8 +118,9 @@ class Recovery:
         known: dict[str, StoredMessage] = {}
         runs = split_runs(events)
         failed_before = 0
+        previous: RunFold | None = None
         for number, run_events in enumerate(runs):
-            fold = fold_run(run_events, known)
+            fold = previous = fold_run(run_events, known, previous)
             known.update(fold.held)
             for queue in fold.queues.values():
                 known.update((m.message_id, m) for m in queue)
@@ -193,9 +194,8 @@ class Recovery:
             },
         )
         timed_out = any(e.step_type == TIMEOUT_STEP_TYPE for e in fold.executions.values())
-        if fold.timeout_s and not timed_out:
-            due = fold.started_ns + int(fold.timeout_s * 1e9)
-            rt.timeouts.resume(run, fold.timeout_policy or "FAIL", due)
+        if fold.deadline_ns is not None and not timed_out:
+            rt.timeouts.resume(run, fold.timeout_policy or "FAIL", fold.deadline_ns)
         for folded in active:
             self._resume_execution(run, fold, folded)
         self._delayed_start(run, fold)

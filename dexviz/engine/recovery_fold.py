@@ -82,6 +82,8 @@ class RunFold:
     retry_policy: Any = None
     start_delay_s: float = 0.0
     start_execution_id: str | None = None
+    deadline_ns: int | None = None
+    previous: RunFold | None = None
     attributes: dict[str, Any] = field(default_factory=dict)
     queues: dict[str, deque[StoredMessage]] = field(default_factory=dict)
     held: dict[str, StoredMessage] = field(default_factory=dict)
@@ -132,10 +134,21 @@ def split_runs(events: list[Event]) -> list[list[Event]]:
     return runs
 
 
-def fold_run(events: list[Event], earlier: dict[str, StoredMessage] | None = None) -> RunFold:
-    """Fold one run's events (``earlier``: messages of earlier runs, for time travels)."""
+def fold_run(
+    events: list[Event],
+    earlier: dict[str, StoredMessage] | None = None,
+    previous: RunFold | None = None,
+) -> RunFold:
+    """Fold one run's events.
+
+    ``earlier``: the messages of earlier runs (a time travel resumes reserved ones);
+    ``previous``: the fold of the run before, which a continue-as-new run carries on.
+    """
     fold = RunFold(events[0].run_id)
     known = dict(earlier or {})
+    first = events[0].payload if events[0].kind == EventKind.FLOW_STARTED_OR_CONTINUED else {}
+    if previous is not None and first.get("reason") == "continue_as_new":
+        _carry(fold, previous)
     for event in events:
         if fold._returning and event.kind not in _CANCEL_BATCH:
             _flush_returned(fold)
@@ -187,17 +200,31 @@ def _move(fold: RunFold, event: Event) -> None:
         fold.held[found.message_id] = found
 
 
+def _carry(fold: RunFold, previous: RunFold) -> None:
+    """A continue-as-new run goes on with what the run before held (R13)."""
+    fold.previous = previous
+    fold.counters = dict(previous.counters)
+    fold.completions = list(previous.completions)
+    fold.graceful_requested = previous.graceful_requested
+    fold.start_input = previous.start_input
+    fold.retry_policy = previous.retry_policy
+    fold.deadline_ns = previous.deadline_ns
+
+
 def _started(fold: RunFold, event: Event) -> None:
     payload = event.payload
     if not fold.flow_type:
         fold.flow_type = payload["flow"]["flow_type"]
         fold.started_ns = event.time_ns
-        fold.start_input = payload.get("input")
         fold.timeout_s = payload.get("timeout_s")
         fold.timeout_policy = payload.get("timeout_policy")
-        fold.retry_policy = payload.get("retry_policy")
-        fold.start_delay_s = float(payload.get("start_delay_s") or 0.0)
-        fold.start_execution_id = payload.get("start_execution_id")
+        if fold.previous is None:
+            fold.start_input = payload.get("input")
+            fold.retry_policy = payload.get("retry_policy")
+            fold.start_delay_s = float(payload.get("start_delay_s") or 0.0)
+            fold.start_execution_id = payload.get("start_execution_id")
+            if fold.timeout_s:
+                fold.deadline_ns = event.time_ns + int(fold.timeout_s * 1e9)
         _count(fold, fold.start_execution_id)
     for write in payload.get("initial_attributes", ()):
         _write(fold, write)
@@ -265,8 +292,26 @@ def _created(fold: RunFold, event: Event, known: dict[str, StoredMessage]) -> No
             fold.held[message_id] = message
             ex.reserved.append(message_id)
     ex.recovery_error = fold.failed_routes.pop(ex_id, None)
+    before = fold.previous.executions.get(ex_id) if fold.previous is not None else None
+    if payload.get("reason") == "continue_as_new" and before is not None:
+        _carry_execution(ex, before)
     fold.executions[ex_id] = ex
     _count(fold, ex_id)
+
+
+def _carry_execution(ex: ExecutionFold, before: ExecutionFold) -> None:
+    """A carried execution keeps its wait, timers, locals and start time (continue-as-new)."""
+    ex.wait = before.wait
+    ex.wait_registered_ns = before.wait_registered_ns
+    ex.timers = {
+        i: StoredTimer(t.condition_id, t.duration_s, t.fire_at_ns, t.done)
+        for i, t in before.timers.items()
+    }
+    ex.locals = dict(before.locals)
+    ex.satisfied_conditions = before.satisfied_conditions
+    ex.first_started_ns = before.first_started_ns
+    ex.wait_for_failed = before.wait_for_failed
+    ex.recovery_error = ex.recovery_error or before.recovery_error
 
 
 def _count(fold: RunFold, execution_id: str | None) -> None:

@@ -21,6 +21,7 @@ from dexviz import (
     Context,
     Engine,
     EventKind,
+    FlowConfig,
     FlowStatus,
     MemoryStore,
     SQLiteStore,
@@ -43,6 +44,8 @@ from tests.engine.crash_harness import (
     settle,
 )
 from tests.engine.flows_b import EPOCH_NS, TOKEN_CHANNEL, BFlow, TokenInvariant, retries
+from tests.engine.test_fidelity import INBOX as TALLY_INBOX
+from tests.engine.test_fidelity import _tally_flow
 from tests.engine.test_flow_options import AsyncHandler, SyncHandler, timeout
 from tests.engine.test_locks import LOCK_N, Increment, LockFlow
 from tests.engine.test_retries import flaky
@@ -136,6 +139,16 @@ def _delayed(flows: Sequence[Any]) -> list[Any]:
     return [lambda e: e.client().start_flow(flow, "flow-1", 21, options), settle]
 
 
+def _continued(flows: Sequence[Any]) -> list[Any]:
+    flow = flows[0]
+    options = StartFlowOptions(config_override=FlowConfig(continue_as_new_threshold=5))
+    return [
+        lambda e: e.client().start_flow(flow, "c", 4, options),
+        lambda e: e.client().publish("c", TALLY_INBOX, *"wxyz"),
+        settle,
+    ]
+
+
 def _timed_out(flows: Sequence[Any]) -> list[Any]:
     flow = flows[0]
     return [lambda e: e.client().start_flow(flow, "flow-1", 1, timeout()), settle]
@@ -157,6 +170,7 @@ SCENARIOS = [
     Scenario("timeout_handler_sync", lambda: [SyncHandler()], _timed_out),
     Scenario("flow_retry", lambda: [BFlow("Retried", FailEarly())], _retried),
     Scenario("start_delay", lambda: [BFlow("Delayed", FailEarly())], _delayed),
+    Scenario("continue_as_new", lambda: [_tally_flow()], _continued),
 ]
 
 
