@@ -28,8 +28,10 @@ class SubFlows:
         for index, condition in enumerate(ex.wait.subflows):
             child_id = subflow_id(run.flow_id, ex.execution_id, index)
             ex.subflow_ids.append(child_id)
-            self._parents.setdefault(child_id, []).append((run, ex))
+            # Registered after the start: an ALWAYS_RESTART that terminates the old child must
+            # not satisfy this wait with the old child's status (R134).
             self._start_or_reuse(child_id, condition)
+            self._parents.setdefault(child_id, []).append((run, ex))
 
     def _start_or_reuse(self, child_id: str, condition: SubFlowCondition) -> None:
         rt = self._rt

@@ -38,6 +38,8 @@ from dexviz import (
     StepMovement,
     StepOptions,
     SubFlow,
+    SubFlowOptions,
+    SubFlowReusePolicy,
     Timer,
     TimeTravelOptions,
     TimeTravelType,
@@ -737,3 +739,52 @@ def test_subflows_keep_running_and_reach_the_parent_across_continue_as_new(mode:
         child_runs = engine.history(child_id).run_ids
     assert result.single_output(int) == 42
     assert len(child_runs) == 1  # the child was not restarted
+
+
+class AwaitRestartedChild(AwaitChild):
+    """Like AwaitChild, with SubFlowReusePolicy.ALWAYS_RESTART."""
+
+    def wait_for(self, context: Context, n: int) -> Wait:
+        options = SubFlowOptions(reuse_policy=SubFlowReusePolicy.ALWAYS_RESTART)
+        return Wait.until(SubFlow.run(CHILD, n, options))
+
+
+def test_always_restart_replaces_a_running_child_when_the_parent_is_reset(mode: str) -> None:
+    """R134: after time travel to BEGINNING the parent's SubFlow restarts its running child, and
+    the parent sees that new child run complete, not the old one's RUNNING status."""
+    parent = LFlow("RestartParent", AwaitRestartedChild())
+    with engine_in([parent, CHILD], mode) as engine:
+        client = engine.client()
+        client.start_flow(parent, "p", 1)
+        child_id = "SubFlow:p-AwaitRestartedChild-1-0"
+        waiting(engine, child_id, "ChildStep-1")
+        old_child = client.describe_flow(child_id).run_id
+        client.time_travel("p", TimeTravelOptions(TimeTravelType.BEGINNING))
+        if mode == "simulation":
+            engine.run_until_idle()
+        assert wait_until(lambda: client.describe_flow(child_id).run_id != old_child)
+        new_child = client.describe_flow(child_id).run_id
+        assert wait_until(lambda: bool(engine.flow_state(child_id).active_executions))
+        client.publish(child_id, INBOX, "go")
+        result = client.wait_for_flow("p", SOON)
+        found = client.search_flows("FlowType = 'ChildFlow'", 10).flows
+        statuses = {r.run_id: r.status for r in found}
+    assert result.single_output(int) == 2
+    assert statuses == {old_child: FlowStatus.TERMINATED, new_child: FlowStatus.COMPLETED}
+
+
+def test_a_completed_child_is_not_restarted_when_the_parent_is_reset(mode: str) -> None:
+    """R134's default policy: a child that completed keeps its result across the reset."""
+    parent = LFlow("KeepParent", AwaitChild())
+    with engine_in([parent, CHILD], mode) as engine:
+        client = engine.client()
+        client.start_flow(parent, "p", 5)
+        child_id = "SubFlow:p-AwaitChild-1-0"
+        waiting(engine, child_id, "ChildStep-1")
+        client.publish(child_id, INBOX, "go")
+        assert client.wait_for_flow("p", SOON).single_output(int) == 6
+        client.time_travel("p", TimeTravelOptions(TimeTravelType.BEGINNING))
+        result = client.wait_for_flow("p", SOON)
+        child_runs = engine.history(child_id).run_ids
+    assert result.single_output(int) == 6
+    assert len(child_runs) == 1
