@@ -11,7 +11,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from dexviz.history import Event, History
+from dexviz.history import Event, EventKind, History
 
 __all__ = [
     "Attempt",
@@ -224,6 +224,8 @@ class RunExecutions(Mapping[str, Execution]):
 def select_run(history: History, run_id: str | None = None) -> tuple[str, tuple[Event, ...]]:
     """Pick one run's events: ``run_id``, or the history's last run (as Dex Web shows one run).
 
+    A run that continued as new from earlier runs is shown with them, as one run (R13).
+
     Raises:
         ValueError: the history is empty, or has no run ``run_id`` (the message lists the runs).
     """
@@ -235,7 +237,38 @@ def select_run(history: History, run_id: str | None = None) -> tuple[str, tuple[
         raise ValueError(
             f"Flow {history.flow_id!r} has no run {chosen!r} (runs: {', '.join(runs)})"
         )
-    return chosen, tuple(e for e in history if e.run_id == chosen)
+    chain = _continued_chain(history, chosen)
+    events = tuple(e for e in history if e.run_id in chain)
+    if len(chain) == 1:
+        return chosen, events
+    # Runs joined by continue-as-new are one Flow run to every view: drop the seams.
+    return chosen, tuple(e for e in events if not _is_seam(e))
+
+
+def _continued_chain(history: History, run_id: str) -> set[str]:
+    """``run_id`` and the runs it continued as new from (R13), back to the first."""
+    starts = {
+        e.run_id: e for e in history if e.kind == EventKind.FLOW_STARTED_OR_CONTINUED
+    }
+    chain = {run_id}
+    start = starts.get(run_id)
+    while start is not None and start.payload.get("reason") == "continue_as_new":
+        previous = start.payload.get("previous_run_id")
+        if not isinstance(previous, str) or previous in chain:
+            break
+        chain.add(previous)
+        start = starts.get(previous)
+    return chain
+
+
+def _is_seam(event: Event) -> bool:
+    """The events that only mark where a run continued as new."""
+    payload = event.payload
+    if event.kind == EventKind.FLOW_CLOSED:
+        return payload.get("status") == "CONTINUED_AS_NEW"
+    if event.kind in (EventKind.FLOW_STARTED_OR_CONTINUED, EventKind.STEP_EXECUTION_CREATED):
+        return payload.get("reason") == "continue_as_new"
+    return False
 
 
 def build_executions(history: History, run_id: str | None = None) -> RunExecutions:

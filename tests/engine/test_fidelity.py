@@ -54,6 +54,7 @@ from dexviz import (
     rpc,
     simulate,
 )
+from dexviz.analysis.executions import build_executions
 from dexviz.sdk.errors import (
     ErrorSubStatus,
     FlowAlreadyStartedError,
@@ -788,3 +789,27 @@ def test_a_completed_child_is_not_restarted_when_the_parent_is_reset(mode: str) 
         child_runs = engine.history(child_id).run_ids
     assert result.single_output(int) == 6
     assert len(child_runs) == 1
+
+
+def test_views_show_runs_joined_by_continue_as_new_as_one_flow(mode: str) -> None:
+    """Executions, the lineage graph and the timeline read the continued runs as one run."""
+    flow = _tally_flow()
+    with engine_in([flow], mode) as engine:
+        client = engine.client()
+        client.start_flow(flow, "c", 2)
+        waiting(engine, "c", "Tally-1")
+        client.publish("c", INBOX, "a")
+        waiting(engine, "c", "Tally-2")
+        client.trigger_continue_as_new("c")
+        reach_kind(engine, "c", EventKind.FLOW_CLOSED)
+        client.publish("c", INBOX, "b")
+        client.wait_for_flow("c", SOON)
+        history = engine.history("c")
+    records = build_executions(history)
+    assert len(history.run_ids) == 2 and records.run_id == history.run_ids[-1]
+    assert [(r.execution_id, r.status.name) for r in records.values()] == [
+        ("Tally-1", "COMPLETED"),
+        ("Tally-2", "COMPLETED"),
+    ]
+    assert records.close is not None and records.close.status == "COMPLETED"
+    assert records.start_ns == history[0].time_ns
