@@ -12,6 +12,10 @@ last commit, with nothing else stored. Then each active execution resumes where 
   at-least-once contract): an ``AttemptFailed`` with reason ``crash`` closes the lost attempt;
 - an attempt waiting for its retry backoff runs at the stored retry time.
 
+The seeded id source continues exactly (each stored message id and run id took a known number
+of its words); the choice source is reseeded from the seed and the number of stored events,
+since the ready work after a crash is not what it was.
+
 A ``Recovered`` event opens the resumed part of each open run. Its run id and sequence numbers
 continue, so every view shows a run that spans a crash as one run.
 """
@@ -100,16 +104,21 @@ class Recovery:
     def _load_all(self, flow_ids: tuple[str, ...]) -> None:
         """Fold every stored run; set the clock and the seeded sources after what is stored."""
         rt = self._rt
-        last_time, total = 0, 0
+        last_time, total, words = 0, 0, 0
         for flow_id in flow_ids:
             events = list(rt.store.history(flow_id))
             total += len(events)
             last_time = max(last_time, events[-1].time_ns) if events else last_time
+            words += _id_words(events)
             self._load(flow_id, events)
-        # The sources continue from a point fixed by what is stored: the same database and seed
-        # resume the same way.
+        # The id source continues exactly where the last commit left it: each stored message
+        # id and run id took a known number of its 32-bit words.
+        rt.ids.seed(f"dexviz-run-ids:{rt.seed}")
+        if words:
+            rt.ids.getrandbits(32 * words)
+        # The choice source cannot be replayed (the ready work after a crash differs); it is
+        # reseeded from the seed and what is stored, so the same file and seed resume alike.
         rt.scheduler.rng.seed(f"dexviz-recovered:{rt.seed}:{total}")
-        rt.ids.seed(f"dexviz-run-ids:{rt.seed}:{total}")
         if rt.sim is not None:
             rt.sim.advance_to(last_time)
 
@@ -433,6 +442,19 @@ def _channel_condition(run: FlowRun, item: dict[str, Any]) -> ChannelCondition:
         at_most=item.get("at_most"),
         condition_id=item.get("condition_id"),
     )
+
+
+MESSAGE_ID_WORDS = 3
+"""A message id draws 12 + 62 random bits: one 32-bit word, then two (Runtime.message_id)."""
+RUN_ID_WORDS = 4
+"""A run id draws 128 random bits: four 32-bit words."""
+
+
+def _id_words(events: list[Any]) -> int:
+    """How many words of the id source the stored events of one Flow id took."""
+    messages = sum(1 for e in events if e.kind == EventKind.MESSAGE_PUBLISHED)
+    runs = len({e.run_id for e in events})
+    return MESSAGE_ID_WORDS * messages + RUN_ID_WORDS * runs
 
 
 def _firing(rt: Runtime, run: FlowRun, ex: Execution, timer: TimerState) -> Any:

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from dexviz import (
+    Channel,
     Context,
     Engine,
     EventKind,
@@ -31,6 +32,7 @@ from dexviz import (
     current_time_millis,
     exclusive_sections,
     force_fail,
+    go_to,
     graceful_complete,
 )
 from dexviz.examples.contract_edit import ContractEditFlow, sample_edits
@@ -277,3 +279,30 @@ def test_every_scenario_reads_back_from_sqlite_as_recorded(
         stored = SQLiteStore(tmp_path / "h.db", readonly=True).history(flow_id)
         assert stored.to_jsonl() == in_memory.history(flow_id).to_jsonl(), flow_id
         assert stored == on_disk.history(flow_id)
+
+
+NOTES = Channel("notes", int)
+
+
+class Note(Step[int]):
+    """Publishes its input and goes on until 6 (one ready unit at a time: no choice is made)."""
+
+    def execute(self, context: Context, n: int) -> StepDecision:
+        NOTES.publish(context, n)
+        return go_to(Note, n + 1) if n < 6 else graceful_complete(n)
+
+
+def test_the_id_source_resumes_exactly_where_the_last_commit_left_it() -> None:
+    scenario = Scenario("notes", lambda: [BFlow("Notes", Note(), schema=[NOTES])], _start_with(0))
+    reference, commits = baseline(scenario)
+
+    def ids(engine: Engine) -> list[str]:
+        history = engine.history("flow-1")
+        return [e.payload["message_id"] for e in history if e.kind == EventKind.MESSAGE_PUBLISHED]
+
+    expected = ids(reference)
+    assert len(expected) == 7
+    for k in range(1, commits + 1):
+        crashed = crash_and_resume(scenario, k, MemoryStore())
+        assert ids(crashed.resumed) == expected, k
+        assert crashed.resumed.history("flow-1").run_ids == reference.history("flow-1").run_ids
