@@ -23,7 +23,7 @@ from dexviz.examples.contract_edit import ContractEditFlow
 from tests.engine.crash_harness import deliveries_ok
 
 REPO = Path(__file__).resolve().parents[2]
-FLOWS = 120
+FLOWS = 400
 KILLS = 20
 
 
@@ -59,7 +59,7 @@ def test_r57_sigkill_at_20_random_moments_loses_nothing(tmp_path: Path) -> None:
     path = tmp_path / "runs.db"
     rng = random.Random(11)
     kills = 0
-    for _ in range(3 * KILLS):
+    for _ in range(4 * KILLS):
         kills += _kill_at_random(path, rng)
         if kills >= KILLS:
             break
