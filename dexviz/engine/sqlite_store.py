@@ -166,7 +166,7 @@ class SQLiteStore:
     def commit_many(self, commits: Sequence[tuple[str, Sequence[Event]]]) -> None:
         """Write the events of several Flows (one engine commit) in one transaction."""
         if self.readonly:
-            raise StoreError(f"{self.path}: opened readonly; it cannot take commits")
+            raise StoreError(f"{self.path}: opened readonly or closed; it takes no commits")
         with self._lock:
             db = self._db
             db.execute("BEGIN IMMEDIATE")
@@ -313,14 +313,16 @@ class SQLiteStore:
         return tuple(row[0] for row in rows)
 
     def close(self) -> None:
-        """Wait for the last fsync, close the database connection and give up the writer lock."""
+        """Stop writing: wait for the last fsync and give up the writer lock.
+
+        The store can still be read (``history``, ``flow_ids``); it takes no more commits.
+        """
         with self._lock:
             if self._sync is not None:
                 self._sync.stop()
                 self._sync = None
-            if self._writer is not None or self.readonly or not self._on_disk:
-                self._db.close()
             self._release()
+            self.readonly = True
 
     def abandon(self) -> None:
         """Drop the writer lock without closing anything, as the death of the process would.
