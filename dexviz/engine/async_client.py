@@ -14,6 +14,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from dexviz.engine.client import Client, timeout_seconds
+from dexviz.engine.rpc import invoke_rpc_in_task
 from dexviz.engine.runners import LiveRunner
 from dexviz.sdk.flow_options import StartFlowOptions, StopFlowOptions
 from dexviz.sdk.results import FlowInfo, FlowResult
@@ -75,6 +76,11 @@ class AsyncClient:
         self, rpc_method: Any, flow_id: str, input: Any = None, **kwargs: Any
     ) -> Any:
         """Run an RPC and return its output."""
+        if self._rt.sim is not None and _inside(self._rt):
+            if self._rt.closed:
+                raise RuntimeError("this Client or its engine is closed")
+            options = kwargs.get("options")
+            return await invoke_rpc_in_task(self._rt, rpc_method, flow_id, input, options)
         return await self._wait(
             lambda: self._client.invoke_rpc(rpc_method, flow_id, input, **kwargs)
         )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextvars
 import itertools
+from collections.abc import Generator
 from typing import TYPE_CHECKING, Any
 
 from dexviz.engine.context import InvocationContext
@@ -62,6 +63,47 @@ def invoke_rpc(
     The handler runs outside the engine's lock, against a snapshot; its effects then commit
     under the lock in one step, so a slow RPC never stalls the engine.
     """
+    steps = _invoke(rt, method, flow_id, input, options)
+    try:
+        request = next(steps)
+        while True:
+            try:
+                outcome = _drive(rt, *request)
+            except BaseException as error:  # noqa: BLE001 - handed back to the RPC's steps
+                request = steps.throw(error)
+            else:
+                request = steps.send(outcome)
+    except StopIteration as stop:
+        return stop.value
+
+
+async def invoke_rpc_in_task(
+    rt: Runtime, method: Any, flow_id: str, input: Any = None, options: Any = None
+) -> Any:
+    """The same RPC called from a handler Task on the simulation's loop (an AsyncClient there).
+
+    An async RPC handler is awaited in that Task rather than driven by running the engine
+    from inside it, which would step other Tasks re-entrantly.
+    """
+    steps = _invoke(rt, method, flow_id, input, options)
+    try:
+        request = next(steps)
+        while True:
+            bound, args = request
+            try:
+                outcome = await bound(*args)
+            except BaseException as error:  # noqa: BLE001 - handed back to the RPC's steps
+                request = steps.throw(error)
+            else:
+                request = steps.send(outcome)
+    except StopIteration as stop:
+        return stop.value
+
+
+def _invoke(
+    rt: Runtime, method: Any, flow_id: str, input: Any, options: Any
+) -> Generator[tuple[Any, tuple[Any, ...]], Any, Any]:
+    """invoke_rpc's steps; yields ``(handler, args)`` for a simulated async handler to run."""
     with rt.lock:
         if flow_id not in rt.runs:
             # Dex reports a Flow id with no run as not active, as publish does (R156).
@@ -100,7 +142,7 @@ def invoke_rpc(
         admitted = rpc.is_transactional or bool(keys)
         run.admitted_rpcs += admitted
     try:
-        ctx, result = _call(rt, run, rpc, input, snapshot)
+        ctx, result = yield from _call(rt, run, rpc, input, snapshot)
         with rt.lock:
             return _commit(rt, run, rpc, ctx, result, input)
     finally:
@@ -125,7 +167,7 @@ _INVOCATIONS = itertools.count(1)
 
 def _call(
     rt: Runtime, run: FlowRun, rpc: RpcDefinition, input: Any, snapshot: dict[str, Any]
-) -> tuple[InvocationContext, Any]:
+) -> Generator[tuple[Any, tuple[Any, ...]], Any, tuple[InvocationContext, Any]]:
     where = f"Flow {run.flow_type!r}, RPC {rpc.name!r}"
     ctx = InvocationContext(
         run, None, "rpc", 1, snapshot, rt.codecs, where=where, rpc_name=rpc.name
@@ -140,7 +182,7 @@ def _call(
             else (ctx,)
         )
         if rt.sim is not None:
-            return ctx, (_drive(rt, bound, args) if rpc.is_async else _call_sync(rt, bound, args))
+            return ctx, ((yield bound, args) if rpc.is_async else _call_sync(rt, bound, args))
         return ctx, _call_live(rt, bound, args, rpc.is_async, timeout)
     except TimeoutError:  # concurrent.futures.TimeoutError is TimeoutError
         ctx.canceled = True

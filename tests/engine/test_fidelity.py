@@ -813,3 +813,51 @@ def test_views_show_runs_joined_by_continue_as_new_as_one_flow(mode: str) -> Non
     ]
     assert records.close is not None and records.close.status == "COMPLETED"
     assert records.start_ns == history[0].time_ns
+
+
+class Ledger(LFlow):
+    """A Flow that parks, with an async and a sync RPC adding to ``count``."""
+
+    def __init__(self) -> None:
+        super().__init__("Ledger", Parks(), (), [COUNT])
+
+    @rpc
+    async def add(self, context: Context, n: int) -> RPCResult[int]:
+        await asyncio.sleep(1)
+        COUNT.set(context, COUNT.get(context) + n)
+        return RPCResult(COUNT.get(context))
+
+    @rpc
+    def double(self, context: Context, n: int) -> RPCResult[int]:
+        return RPCResult(n * 2)
+
+
+class CallsLedger(Step[int]):
+    """Awaits the other Flow's RPCs through the engine's AsyncClient (scalable-parallel)."""
+
+    def __init__(self) -> None:
+        self.client: Any = None
+        self.ledger: Any = None
+
+    async def execute(self, context: Context, n: int) -> StepDecision:
+        try:
+            await self.client.invoke_rpc(self.ledger.add, "ledger", n)
+        except FlowNotActiveError:
+            await self.client.start_flow(self.ledger, "ledger", 0)
+        total = await self.client.invoke_rpc(self.ledger.add, "ledger", n)
+        doubled = await self.client.invoke_rpc(self.ledger.double, "ledger", total)
+        return graceful_complete(doubled)
+
+
+def test_an_async_handler_awaits_rpcs_of_other_flows_through_the_async_client(mode: str) -> None:
+    """Dex's scalable-parallel pattern: catch FlowNotActiveError, start the Flow, call again;
+    an async RPC handler is awaited in the calling handler's Task in simulation."""
+    ledger, caller = Ledger(), CallsLedger()
+    flow = LFlow("Caller", caller)
+    with engine_in([flow, ledger], mode) as engine:
+        caller.client, caller.ledger = engine.async_client(), ledger
+        client = engine.client()
+        client.start_flow(flow, "caller", 5)
+        result = client.wait_for_flow("caller", timedelta(seconds=30))
+        client.stop_flow("ledger")
+    assert result.single_output(int) == 10
