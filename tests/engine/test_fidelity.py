@@ -2,13 +2,13 @@
 
 Each test is named after the behaviour it proves and runs in both modes where the behaviour
 applies. Where Dex's documentation and its Python SDK disagree, the SDK wins and the test's
-docstring says so.
+docstring says so. Heartbeats and cancellation are in ``test_heartbeats.py``, continue-as-new
+and SubFlows across resets in ``test_continue_as_new.py``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import time
 from datetime import timedelta
 from typing import Any
 
@@ -18,10 +18,7 @@ from dexviz import (
     Attribute,
     Channel,
     Context,
-    Engine,
     EventKind,
-    FaultPlan,
-    FlowConfig,
     FlowDefinitionError,
     FlowErrorType,
     FlowNotActiveError,
@@ -33,20 +30,12 @@ from dexviz import (
     StartFlowOptions,
     Step,
     StepDecision,
-    StepDurability,
     StepList,
-    StepMovement,
     StepOptions,
-    SubFlow,
-    SubFlowOptions,
-    SubFlowReusePolicy,
     Timer,
     TimeTravelOptions,
     TimeTravelType,
     Wait,
-    current_time_millis,
-    dead_end,
-    go_to,
     go_to_many,
     go_to_multi,
     graceful_complete,
@@ -54,7 +43,6 @@ from dexviz import (
     rpc,
     simulate,
 )
-from dexviz.analysis.executions import build_executions
 from dexviz.sdk.errors import (
     ErrorSubStatus,
     FlowAlreadyStartedError,
@@ -70,7 +58,6 @@ from tests.engine.flows_live import (
     engine_in,
     reach_kind,
     retries,
-    wait_until,
     waiting,
 )
 
@@ -497,335 +484,20 @@ def test_an_async_handler_awaiting_the_engines_async_client_works_in_simulation(
     assert 3 <= elapsed < 10
 
 
-# -- 7: cancellation reaches a running handler only through heartbeats --------------------------
-
-MARKS = Attribute("marks", int)
-
-
-class Long(Step[int]):
-    """Works ``n`` seconds; records what it saw, and writes ``marks`` only if it finishes."""
-
-    def __init__(self, heartbeat: int | None, durability: StepDurability) -> None:
-        self.heartbeat, self.durability = heartbeat, durability
-        self.log: list[tuple[str, Any]] = []
-
-    def get_step_options(self) -> Any:
-        return StepOptions(
-            heartbeat_timeout=None if self.heartbeat is None else timedelta(seconds=self.heartbeat),
-            execute_durability=self.durability,
-            execute_retry=retries(3),
-        )
-
-    async def execute(self, context: Context, n: int) -> StepDecision:
-        started = current_time_millis()
-        try:
-            await asyncio.sleep(n)
-        except asyncio.CancelledError:
-            self.log.append(("cancelled", context.is_cancellation_requested()))
-            self.log.append(("after_s", (current_time_millis() - started) / 1000))
-            raise
-        self.log.append(("finished", context.is_cancellation_requested()))
-        MARKS.set(context, n)
-        return graceful_complete(n)
-
-
-class Fork(Step[int]):
-    """Starts Long(n) and, when ``n`` is negative, a Killer too."""
-
-    def execute(self, context: Context, n: int) -> StepDecision:
-        if n < 0:
-            return go_to_many(StepMovement.of(Long, -n), StepMovement.of(Killer, 1))
-        return go_to(Long, n)
-
-
-class Killer(Step[int]):
-    """After ``n`` seconds, cancels every Long and dead-ends."""
-
-    def wait_for(self, context: Context, n: int) -> Wait:
-        return Wait.until(Timer.by_duration(timedelta(seconds=n)))
-
-    def execute(self, context: Context, n: int) -> StepDecision:
-        return dead_end().with_canceling_steps(Long)
-
-
-def _long_flow(heartbeat: int | None, durability: StepDurability = StepDurability.SYNC) -> Any:
-    long = Long(heartbeat, durability)
-    return long, LFlow("Beating", Fork(), [long, Killer()], [MARKS])
-
-
-def _attempts(history: Any) -> list[Any]:
-    return [e for e in history if e.kind == EventKind.ATTEMPT_STARTED and e.step_type == "Long"]
-
-
-def test_a_handler_that_runs_long_with_a_heartbeat_is_invoked_once(mode: str) -> None:
-    """R107 as corrected: the worker heartbeats for the handler, so a 3 s handler with a 1 s
-    heartbeat timeout (10 s and 2 s in the rule's example) is not retried at the timeout."""
-    long, flow = _long_flow(heartbeat=1)
-    with engine_in([flow], mode) as engine:
-        engine.client().start_flow(flow, "f", 3)
-        result = engine.client().wait_for_flow("f", timedelta(seconds=20))
-        history = engine.history("f")
-    assert result.single_output(int) == 3
-    assert len(_attempts(history)) == 1
-    assert [e for e in history if e.kind == EventKind.ATTEMPT_FAILED] == []
-    assert long.log == [("finished", False)]
-
-
-@pytest.mark.parametrize("durability", [StepDurability.SYNC, StepDurability.ASYNC])
-def test_a_cancel_reaches_a_running_handler_on_its_next_heartbeat(
-    mode: str, durability: StepDurability
-) -> None:
-    """A sibling's with_canceling_steps at 1 s: the handler's task is cancelled at the worker's
-    next heartbeat (every half window), is_cancellation_requested() is true, and there is no
-    retry, failure route or write. ASYNC (local) execution behaves the same."""
-    long, flow = _long_flow(heartbeat=1, durability=durability)
-    with engine_in([flow], mode) as engine:
-        engine.client().start_flow(flow, "f", -4)
-        reach_kind(engine, "f", EventKind.EXECUTION_CANCELED)
-        if mode == "simulation":
-            engine.run_until_idle()
-        assert wait_until(lambda: len(long.log) == 2)
-        history = engine.history("f")
-        marks = engine.client().get_attribute("f", MARKS)
-    assert long.log[0] == ("cancelled", True)
-    assert 1.0 <= long.log[1][1] < 2.5  # canceled at 1 s; beats every 0.5 s
-    assert len(_attempts(history)) == 1
-    assert [e for e in history if e.kind == EventKind.ATTEMPT_FAILED] == []
-    assert marks is None
-
-
-def test_without_a_heartbeat_timeout_a_canceled_handler_is_never_interrupted(mode: str) -> None:
-    """Nothing carries the cancel to it: it runs its 3 s to the end, never sees a request,
-    and its result and write are discarded."""
-    long, flow = _long_flow(heartbeat=None)
-    with engine_in([flow], mode) as engine:
-        engine.client().start_flow(flow, "f", -3)
-        reach_kind(engine, "f", EventKind.EXECUTION_CANCELED)
-        if mode == "simulation":
-            engine.run_until_idle()
-        assert wait_until(lambda: bool(long.log), timeout=10)
-        time.sleep(0.2 if mode == "live" else 0)
-        history = engine.history("f")
-        marks = engine.client().get_attribute("f", MARKS)
-    assert long.log == [("finished", False)]
-    assert marks is None
-    assert [e for e in history if e.kind == EventKind.COMPLETION_REQUESTED] == []
-
-
-def test_a_hung_worker_fails_the_attempt_at_the_heartbeat_timeout_and_it_is_retried() -> None:
-    """Only stopped heartbeats time out: a hung worker (a fault) on attempt 1."""
-    long, flow = _long_flow(heartbeat=2)
-    run = simulate(flow, 3, faults=[FaultPlan.hang(Long)])
-    failed = [e for e in run.history if e.kind == EventKind.ATTEMPT_FAILED]
-    assert [(e.attempt, e.payload["reason"]) for e in failed] == [(1, "timeout")]
-    assert "sent no heartbeat" in failed[0].payload["error_message"]
-    assert run.result.single_output(int) == 3
-    assert len(_attempts(run.history)) == 2
-
-
-# -- 9: continue-as-new is a real new run -------------------------------------------------------
-
-COUNT = Attribute("count", int)
-INBOX = Channel("inbox", str)
-SPARE = Channel("spare", str)
-
-
-class Tally(Step[int]):
-    """Waits for an inbox message (or an hour), adds it to ``count``; completes after ``n``."""
-
-    def wait_for(self, context: Context, n: int) -> Wait:
-        return Wait.any_of(INBOX.for_one(), Timer.by_duration(timedelta(hours=1)))
-
-    def execute(self, context: Context, n: int) -> StepDecision:
-        COUNT.set(context, COUNT.get(context) + len(INBOX.results(context)))
-        if n <= 1:
-            return graceful_complete(COUNT.get(context))
-        return go_to(Tally, n - 1)
-
-
-def _tally_flow() -> Any:
-    return LFlow("Tally", Tally(), (), [COUNT, INBOX, SPARE])
-
-
-def test_trigger_continue_as_new_starts_a_new_run_that_carries_everything(mode: str) -> None:
-    """R13 as corrected: a new run id that describe_flow sees; Attributes, pending messages and
-    the waiting Step carried over; the history marks the new run continued."""
-    flow = _tally_flow()
-    with engine_in([flow], mode) as engine:
-        client = engine.client()
-        first = client.start_flow(flow, "c", 2)
-        waiting(engine, "c", "Tally-1")
-        client.publish("c", INBOX, "a")
-        waiting(engine, "c", "Tally-2")
-        client.publish("c", SPARE, "kept")
-        client.trigger_continue_as_new("c")
-        reach_kind(engine, "c", EventKind.FLOW_STARTED_OR_CONTINUED, None)
-        assert wait_until(lambda: client.describe_flow("c").run_id != first)
-        second = client.describe_flow("c").run_id
-        assert client.get_attribute("c", COUNT) == 1
-        assert [m.value for m in client.get_channel_messages("c", SPARE)] == ["kept"]
-        client.publish("c", INBOX, "b")
-        result = client.wait_for_flow("c", SOON)
-        history = engine.history("c")
-    assert result.single_output(int) == 2
-    assert history.run_ids == (first, second)
-    closed = [e for e in history if e.kind == EventKind.FLOW_CLOSED]
-    assert [(e.run_id, e.payload["status"]) for e in closed] == [
-        (first, "CONTINUED_AS_NEW"),
-        (second, "COMPLETED"),
-    ]
-    started = [e for e in history if e.kind == EventKind.FLOW_STARTED_OR_CONTINUED]
-    assert started[1].payload["continued"] is True
-    assert started[1].payload["previous_run_id"] == first
-    carried = [e.execution_id for e in history if e.run_id == second
-               and e.kind == EventKind.STEP_EXECUTION_CREATED]
-    assert carried[0] == "Tally-2"
-
-
-@pytest.mark.parametrize("seed", [0, 1, 2])
-def test_continue_as_new_threshold_is_transparent(seed: int) -> None:
-    """R13's test: a threshold of 5 events and no threshold give the same outputs and
-    Attributes; the thresholded Flow ran as several runs."""
-
-    def run(threshold: int | None) -> Any:
-        config = FlowConfig(continue_as_new_threshold=threshold) if threshold else None
-        options = StartFlowOptions(config_override=config)
-        engine = Engine([_tally_flow()], seed=seed)
-        client = engine.client()
-        client.start_flow(engine.registry.flows[0], "c", 4, options)
-        client.publish("c", INBOX, *"wxyz")
-        result = client.wait_for_flow("c")
-        return result.outputs, client.get_attribute("c", COUNT), engine.history("c").run_ids
-
-    plain, thresholded = run(None), run(5)
-    assert plain[:2] == thresholded[:2] == ((4,), 4)
-    assert len(plain[2]) == 1 and len(thresholded[2]) > 2
-
-
-class AwaitChild(Step[int]):
-    """Starts a child that waits for a message, and completes with the child's output."""
-
-    def wait_for(self, context: Context, n: int) -> Wait:
-        return Wait.until(SubFlow.run(CHILD, n))
-
-    def execute(self, context: Context, n: int) -> StepDecision:
-        return graceful_complete(SubFlow.get_condition_results(context).single_output(int))
-
-
-class ChildStep(Step[int]):
-    """Waits for one inbox message, completes with ``n + 1``."""
-
-    def wait_for(self, context: Context, n: int) -> Wait:
-        return Wait.until(INBOX.for_one())
-
-    def execute(self, context: Context, n: int) -> StepDecision:
-        return graceful_complete(n + 1)
-
-
-CHILD = LFlow("ChildFlow", ChildStep(), (), [INBOX])
-
-
-def test_subflows_keep_running_and_reach_the_parent_across_continue_as_new(mode: str) -> None:
-    parent = LFlow("ParentFlow", AwaitChild())
-    with engine_in([parent, CHILD], mode) as engine:
-        client = engine.client()
-        first = client.start_flow(parent, "p", 41)
-        waiting(engine, "p", "AwaitChild-1")
-        child_id = "SubFlow:p-AwaitChild-1-0"
-        waiting(engine, child_id, "ChildStep-1")
-        client.trigger_continue_as_new("p")
-        assert wait_until(lambda: client.describe_flow("p").run_id != first)
-        client.publish(child_id, INBOX, "go")
-        result = client.wait_for_flow("p", SOON)
-        child_runs = engine.history(child_id).run_ids
-    assert result.single_output(int) == 42
-    assert len(child_runs) == 1  # the child was not restarted
-
-
-class AwaitRestartedChild(AwaitChild):
-    """Like AwaitChild, with SubFlowReusePolicy.ALWAYS_RESTART."""
-
-    def wait_for(self, context: Context, n: int) -> Wait:
-        options = SubFlowOptions(reuse_policy=SubFlowReusePolicy.ALWAYS_RESTART)
-        return Wait.until(SubFlow.run(CHILD, n, options))
-
-
-def test_always_restart_replaces_a_running_child_when_the_parent_is_reset(mode: str) -> None:
-    """R134: after time travel to BEGINNING the parent's SubFlow restarts its running child, and
-    the parent sees that new child run complete, not the old one's RUNNING status."""
-    parent = LFlow("RestartParent", AwaitRestartedChild())
-    with engine_in([parent, CHILD], mode) as engine:
-        client = engine.client()
-        client.start_flow(parent, "p", 1)
-        child_id = "SubFlow:p-AwaitRestartedChild-1-0"
-        waiting(engine, child_id, "ChildStep-1")
-        old_child = client.describe_flow(child_id).run_id
-        client.time_travel("p", TimeTravelOptions(TimeTravelType.BEGINNING))
-        if mode == "simulation":
-            engine.run_until_idle()
-        assert wait_until(lambda: client.describe_flow(child_id).run_id != old_child)
-        new_child = client.describe_flow(child_id).run_id
-        assert wait_until(lambda: bool(engine.flow_state(child_id).active_executions))
-        client.publish(child_id, INBOX, "go")
-        result = client.wait_for_flow("p", SOON)
-        found = client.search_flows("FlowType = 'ChildFlow'", 10).flows
-        statuses = {r.run_id: r.status for r in found}
-    assert result.single_output(int) == 2
-    assert statuses == {old_child: FlowStatus.TERMINATED, new_child: FlowStatus.COMPLETED}
-
-
-def test_a_completed_child_is_not_restarted_when_the_parent_is_reset(mode: str) -> None:
-    """R134's default policy: a child that completed keeps its result across the reset."""
-    parent = LFlow("KeepParent", AwaitChild())
-    with engine_in([parent, CHILD], mode) as engine:
-        client = engine.client()
-        client.start_flow(parent, "p", 5)
-        child_id = "SubFlow:p-AwaitChild-1-0"
-        waiting(engine, child_id, "ChildStep-1")
-        client.publish(child_id, INBOX, "go")
-        assert client.wait_for_flow("p", SOON).single_output(int) == 6
-        client.time_travel("p", TimeTravelOptions(TimeTravelType.BEGINNING))
-        result = client.wait_for_flow("p", SOON)
-        child_runs = engine.history(child_id).run_ids
-    assert result.single_output(int) == 6
-    assert len(child_runs) == 1
-
-
-def test_views_show_runs_joined_by_continue_as_new_as_one_flow(mode: str) -> None:
-    """Executions, the lineage graph and the timeline read the continued runs as one run."""
-    flow = _tally_flow()
-    with engine_in([flow], mode) as engine:
-        client = engine.client()
-        client.start_flow(flow, "c", 2)
-        waiting(engine, "c", "Tally-1")
-        client.publish("c", INBOX, "a")
-        waiting(engine, "c", "Tally-2")
-        client.trigger_continue_as_new("c")
-        reach_kind(engine, "c", EventKind.FLOW_CLOSED)
-        client.publish("c", INBOX, "b")
-        client.wait_for_flow("c", SOON)
-        history = engine.history("c")
-    records = build_executions(history)
-    assert len(history.run_ids) == 2 and records.run_id == history.run_ids[-1]
-    assert [(r.execution_id, r.status.name) for r in records.values()] == [
-        ("Tally-1", "COMPLETED"),
-        ("Tally-2", "COMPLETED"),
-    ]
-    assert records.close is not None and records.close.status == "COMPLETED"
-    assert records.start_ns == history[0].time_ns
+TOTAL = Attribute("total", int)
 
 
 class Ledger(LFlow):
     """A Flow that parks, with an async and a sync RPC adding to ``count``."""
 
     def __init__(self) -> None:
-        super().__init__("Ledger", Parks(), (), [COUNT])
+        super().__init__("Ledger", Parks(), (), [TOTAL])
 
     @rpc
     async def add(self, context: Context, n: int) -> RPCResult[int]:
         await asyncio.sleep(1)
-        COUNT.set(context, COUNT.get(context) + n)
-        return RPCResult(COUNT.get(context))
+        TOTAL.set(context, TOTAL.get(context) + n)
+        return RPCResult(TOTAL.get(context))
 
     @rpc
     def double(self, context: Context, n: int) -> RPCResult[int]:
