@@ -110,7 +110,15 @@ class Recovery:
             total += len(events)
             last_time = max(last_time, events[-1].time_ns) if events else last_time
             words += _id_words(events)
-            self._load(flow_id, events)
+            try:
+                self._load(flow_id, events)
+            except (KeyError, TypeError, ValueError, AttributeError) as error:
+                # A damaged or hostile history: name the Flow and the store, never crash raw.
+                where = getattr(rt.store, "path", type(rt.store).__name__)
+                raise RecoveryError(
+                    f"{where}: Flow {flow_id!r} cannot be rebuilt from its stored history "
+                    f"({type(error).__name__}: {error})"
+                ) from error
         # The id source continues exactly where the last commit left it: each stored message
         # id and run id took a known number of its 32-bit words.
         rt.ids.seed(f"dexviz-run-ids:{rt.seed}")

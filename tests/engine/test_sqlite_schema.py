@@ -163,3 +163,18 @@ def test_empty_payload_members_are_left_out_and_restored(tmp_path: Path) -> None
     history = dexviz.SQLiteStore(tmp_path / "h.db", readonly=True).history("edits")
     completed = [e for e in history if e.kind == EventKind.STEP_EXECUTE_COMPLETED]
     assert all(e.payload["writes"] == [] and e.payload["locals"] == {} for e in completed)
+
+
+def test_a_history_that_cannot_be_folded_is_named(tmp_path: Path) -> None:
+    from dexviz.engine import RecoveryError
+
+    engine = _stored(tmp_path / "h.db")
+    engine.client().start_flow(engine.registry.definitions[0].flow, "open", sample_edits(2))
+    engine.close()
+    with _raw(tmp_path / "h.db") as db:
+        db.execute(
+            "UPDATE events SET body = '{\"x\": 1}' WHERE kind = 1 AND run = "
+            "(SELECT runs.id FROM runs JOIN flows ON flows.id = runs.flow WHERE flow_id = 'open')"
+        )
+    with pytest.raises(RecoveryError, match=r"h\.db: Flow 'open' cannot be rebuilt"):
+        dexviz.Engine([ContractEditFlow()], store=dexviz.SQLiteStore(tmp_path / "h.db"))
