@@ -46,8 +46,8 @@ from tests.engine.crash_harness import (
     settle,
 )
 from tests.engine.flows_b import EPOCH_NS, TOKEN_CHANNEL, BFlow, TokenInvariant, retries
-from tests.engine.test_fidelity import INBOX as TALLY_INBOX
-from tests.engine.test_fidelity import _tally_flow
+from tests.engine.test_continue_as_new import INBOX as TALLY_INBOX
+from tests.engine.test_continue_as_new import _tally_flow
 from tests.engine.test_flow_options import AsyncHandler, SyncHandler, timeout
 from tests.engine.test_locks import LOCK_N, Increment, LockFlow
 from tests.engine.test_retries import flaky
