@@ -115,6 +115,12 @@ class AsyncClient:
         """Await an Attribute match and return the value."""
         return await self._wait(self._client.wait_for_attribute_match, flow_id, attribute, *args)
 
+    async def read_stream(
+        self, flow_id: str, stream: Any, resume_token: str = "", timeout: Any = None
+    ) -> Any:
+        """Await the next Stream message after ``resume_token``."""
+        return await self._wait(self._client.read_stream, flow_id, stream, resume_token, timeout)
+
     async def wait_for_attribute_equal(self, flow_id: str, attribute: Any, *args: Any) -> None:
         """Await an Attribute equal to a scalar."""
         await self._wait(self._client.wait_for_attribute_equal, flow_id, attribute, *args)

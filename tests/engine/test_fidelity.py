@@ -32,6 +32,7 @@ from dexviz import (
     StepDecision,
     StepList,
     StepOptions,
+    Stream,
     Timer,
     TimeTravelOptions,
     TimeTravelType,
@@ -533,3 +534,43 @@ def test_an_async_handler_awaits_rpcs_of_other_flows_through_the_async_client(mo
         result = client.wait_for_flow("caller", timedelta(seconds=30))
         client.stop_flow("ledger")
     assert result.single_output(int) == 10
+
+
+FEED = Stream("feed", str)
+
+
+class Writes(Step[int]):
+    """Waits ``n`` seconds, then writes to the feed Stream and completes."""
+
+    def wait_for(self, context: Context, n: int) -> Wait:
+        return Wait.until(Timer.by_duration(timedelta(seconds=n)))
+
+    async def execute(self, context: Context, n: int) -> StepDecision:
+        await asyncio.sleep(0)
+        FEED.write(context, f"after {n} s")
+        return graceful_complete(n)
+
+
+class Reads(Step[int]):
+    """Awaits the writer Flow's first feed message through the AsyncClient."""
+
+    def __init__(self) -> None:
+        self.client: Any = None
+
+    async def execute(self, context: Context, n: int) -> StepDecision:
+        message = await self.client.read_stream("writer", FEED, "", timedelta(minutes=1))
+        return graceful_complete(message.value)
+
+
+def test_an_async_handler_awaits_another_flows_stream_through_the_async_client(
+    mode: str,
+) -> None:
+    reads = Reads()
+    reader, writer = LFlow("Reader", reads), LFlow("Writer", Writes(), (), [FEED])
+    with engine_in([reader, writer], mode) as engine:
+        reads.client = engine.async_client()
+        client = engine.client()
+        client.start_flow(reader, "reader", 0)
+        client.start_flow(writer, "writer", 2)
+        result = client.wait_for_flow("reader", timedelta(seconds=30))
+    assert result.single_output(str) == "after 2 s"
