@@ -5,6 +5,7 @@ R79-R101 (decisions, cancellation), R109 (recovery routes), R143-R152 (close sem
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +31,9 @@ from dexviz.sdk.results import FlowErrorType, FlowStatus, RecoveryErrorInfo, Ste
 
 if TYPE_CHECKING:
     from dexviz.engine.runtime import Runtime
+
+_SCALARS = frozenset({type(None), str, bool, int})
+"""Input types that are JSON-ready as they are (``to_json_ready`` returns the value itself)."""
 
 DEFAULT_OPTIONS = StepOptions()
 """Shared by every execution without options of its own (StepOptions is immutable)."""
@@ -233,15 +237,23 @@ class Decisions(Closing):
 
     def announce(self, run: FlowRun, ex: Execution, reason: str) -> None:
         """Record the new execution and queue its first method."""
+        value = ex.input
+        payload: Mapping[str, Any]
+        if type(value) in _SCALARS:
+            # A dict of scalars costs about what a LazyPayload and its arguments cost, and the
+            # garbage collector never tracks it (histories live as long as their runs).
+            payload = {
+                "input": value,
+                "from_execution_id": ex.from_execution_id,
+                "reason": reason,
+                "has_wait_for": ex.step.has_wait_for,
+            }
+        else:
+            payload = LazyPayload(
+                created_payload, value, ex.from_execution_id, reason, ex.step.has_wait_for
+            )
         self._rt.recorder.emit(
-            run,
-            EventKind.STEP_EXECUTION_CREATED,
-            ex,
-            LazyPayload(
-                created_payload, ex.input, ex.from_execution_id, reason, ex.step.has_wait_for
-            ),
-            method="",
-            attempt=0,
+            run, EventKind.STEP_EXECUTION_CREATED, ex, payload, method="", attempt=0
         )
         self._rt.invoker.start_method_soon(
             run, ex, "wait_for" if ex.step.has_wait_for else "execute"

@@ -28,6 +28,7 @@ from dexviz.engine.state import Execution, FlowRun, Phase
 from dexviz.history.event import LazyPayload
 from dexviz.history.kinds import EventKind
 from dexviz.sdk.clock import handler_clock
+from dexviz.sdk.codec import to_json_ready
 from dexviz.sdk.decision import DecisionKind, StepDecision
 from dexviz.sdk.definitions import FlowDefinition, StepDefinition
 from dexviz.sdk.options import StepOptions
@@ -275,20 +276,31 @@ class FastPath:
             if moves and run.is_open
             else []
         )
-        rt.recorder.emit(
-            run,
-            _EXECUTE_COMPLETED,
-            ex,
-            LazyPayload(
+        published = tuple(m.message_id for m in messages) if messages else ()
+        if staged.locals or staged.events:
+            payload = LazyPayload(
                 execute_completed_payload,
                 ex.first_started_ns,
                 ex.attempt,
                 decision_values(decision, new, [], None),
                 [],
-                tuple(m.message_id for m in messages),
+                published,
                 staged_values(staged),
-            ),
-        )
+            )
+        else:
+            # Flat arguments of atomic values: one tuple and no lists survive in the history.
+            payload = LazyPayload(
+                plain_completed_payload,
+                ex.first_started_ns,
+                ex.attempt,
+                decision.kind._name_,
+                decision.has_output,
+                decision.output,
+                decision.reason,
+                published,
+                *new,
+            )
+        rt.recorder.emit(run, _EXECUTE_COMPLETED, ex, payload)
         if messages:
             emit_published(rt.recorder, run, messages, source, ex)
         for execution in new:
@@ -298,6 +310,50 @@ class FastPath:
         if messages:
             rt.waits.wake(run, {m.channel for m in messages})
         decisions.check_graceful(run)
+
+
+def plain_completed_payload(
+    started_ns: int,
+    attempts: int,
+    kind: str,
+    has_output: bool,
+    output: Any,
+    reason: str | None,
+    published: tuple[str, ...],
+    *new: Execution,
+) -> dict[str, Any]:
+    """StepExecuteCompleted's payload for a fast commit without writes, locals or events.
+
+    The same dict :func:`~dexviz.engine.decide.execute_completed_payload` builds for it; the
+    output is an immutable scalar (the fast path checked it), so it is JSON-ready as it is.
+    """
+    decision: dict[str, Any] = {
+        "kind": kind,
+        "next": [
+            {
+                "step_type": e.step.step_type,
+                "execution_id": e.execution_id,
+                "input": to_json_ready(e.input),
+            }
+            for e in new
+        ],
+        "has_output": has_output,
+        "reason": reason,
+        "canceling_steps": [],
+        "canceling_sibling_steps": [],
+        "canceled": [],
+    }
+    if has_output:
+        decision["output"] = output
+    return {
+        "started_ns": started_ns,
+        "attempts": attempts,
+        "decision": decision,
+        "writes": [],
+        "published": list(published),
+        "locals": {},
+        "events": {},
+    }
 
 
 def _declared(run: FlowRun, wait: Wait) -> bool:
