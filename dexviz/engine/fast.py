@@ -46,6 +46,8 @@ _DONE = Phase.DONE
 _ATTEMPT_STARTED = EventKind.ATTEMPT_STARTED
 _EXECUTE_COMPLETED = EventKind.STEP_EXECUTE_COMPLETED
 _INT64 = (-(2**63), 2**63 - 1)
+_NO_ATTRIBUTES: dict[str, Any] = {}
+"""The snapshot of a run without Attributes, shared: contexts only read their snapshot."""
 _SAME_COPY = frozenset({str, bool, int})
 """Types whose checked copy is the value itself (ints within int64; floats are checked)."""
 
@@ -135,7 +137,7 @@ class FastPath:
         token = ex.attempt_token
         rt.recorder.emit(run, _ATTEMPT_STARTED, ex)
         # Every retry reads the first attempt's snapshot (R22).
-        ex.method_snapshot = snapshot = dict(run.attributes) if run.attributes else {}
+        ex.method_snapshot = snapshot = dict(run.attributes) if run.attributes else _NO_ATTRIBUTES
         ctx = InvocationContext(
             run,
             ex,
@@ -288,17 +290,12 @@ class FastPath:
                 staged_values(staged),
             )
         else:
-            # Flat arguments of atomic values: one tuple and no lists survive in the history.
-            payload = LazyPayload(
-                plain_completed_payload,
+            payload = PlainCompleted(
                 ex.first_started_ns,
                 ex.attempt,
-                decision.kind._name_,
-                decision.has_output,
-                decision.output,
-                decision.reason,
+                decision,
                 published,
-                *new,
+                new[0] if len(new) == 1 else tuple(new),
             )
         rt.recorder.emit(run, _EXECUTE_COMPLETED, ex, payload)
         if messages:
@@ -312,48 +309,74 @@ class FastPath:
         decisions.check_graceful(run)
 
 
-def plain_completed_payload(
-    started_ns: int,
-    attempts: int,
-    kind: str,
-    has_output: bool,
-    output: Any,
-    reason: str | None,
-    published: tuple[str, ...],
-    *new: Execution,
-) -> dict[str, Any]:
+class PlainCompleted(LazyPayload):
     """StepExecuteCompleted's payload for a fast commit without writes, locals or events.
 
-    The same dict :func:`~dexviz.engine.decide.execute_completed_payload` builds for it; the
-    output is an immutable scalar (the fast path checked it), so it is JSON-ready as it is.
+    It keeps the commit's values in its own slots (no argument tuple, no lists: one object per
+    transition for the garbage collector to track) and builds, on first read, the same dict
+    :func:`~dexviz.engine.decide.execute_completed_payload` builds for such a commit.
     """
-    decision: dict[str, Any] = {
-        "kind": kind,
-        "next": [
-            {
-                "step_type": e.step.step_type,
-                "execution_id": e.execution_id,
-                "input": to_json_ready(e.input),
-            }
-            for e in new
-        ],
-        "has_output": has_output,
-        "reason": reason,
-        "canceling_steps": [],
-        "canceling_sibling_steps": [],
-        "canceled": [],
-    }
-    if has_output:
-        decision["output"] = output
-    return {
-        "started_ns": started_ns,
-        "attempts": attempts,
-        "decision": decision,
-        "writes": [],
-        "published": list(published),
-        "locals": {},
-        "events": {},
-    }
+
+    __slots__ = ("_started_ns", "_attempts", "_kind", "_has_output", "_output", "_reason",
+                 "_published", "_new")  # fmt: skip
+
+    def __init__(
+        self,
+        started_ns: int,
+        attempts: int,
+        decision: StepDecision,
+        published: tuple[str, ...],
+        new: Execution | tuple[Execution, ...],
+    ) -> None:
+        self._value = None
+        self._started_ns = started_ns
+        self._attempts = attempts
+        self._kind: str = decision.kind._name_
+        self._has_output: bool = decision.has_output
+        # An immutable scalar (the fast path checked it): JSON-ready as it is.
+        self._output: Any = decision.output
+        self._reason: str = decision.reason
+        self._published = published
+        self._new = new
+
+    @property
+    def value(self) -> dict[str, Any]:
+        """The JSON-ready dict (built now if it has not been yet)."""
+        value = self._value
+        if value is None:
+            value = self._value = self._build_value()
+        return value
+
+    def _build_value(self) -> dict[str, Any]:
+        new = self._new
+        executions = new if isinstance(new, tuple) else (new,)
+        decision: dict[str, Any] = {
+            "kind": self._kind,
+            "next": [
+                {
+                    "step_type": e.step.step_type,
+                    "execution_id": e.execution_id,
+                    "input": to_json_ready(e.input),
+                }
+                for e in executions
+            ],
+            "has_output": self._has_output,
+            "reason": self._reason,
+            "canceling_steps": [],
+            "canceling_sibling_steps": [],
+            "canceled": [],
+        }
+        if self._has_output:
+            decision["output"] = self._output
+        return {
+            "started_ns": self._started_ns,
+            "attempts": self._attempts,
+            "decision": decision,
+            "writes": [],
+            "published": list(self._published),
+            "locals": {},
+            "events": {},
+        }
 
 
 def _declared(run: FlowRun, wait: Wait) -> bool:
