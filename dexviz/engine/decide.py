@@ -214,7 +214,8 @@ class Decisions(Closing):
         execution = self.create_execution(
             run, move.step, move.input, move.options, source, parent_key
         )
-        execution.recovery_error = recovery
+        if recovery is not None:
+            execution.recovery_error = recovery
         return execution
 
     def create_execution(

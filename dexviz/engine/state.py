@@ -61,11 +61,26 @@ class Execution:
     __slots__ = (
         "execution_id", "step", "input", "from_execution_id", "options", "_phase", "active",
         "method", "attempt", "attempt_token", "first_started_ns", "method_snapshot", "wait",
-        "_timers", "wait_registered_ns", "satisfied_conditions", "_reserved", "_consumed_values",
-        "_locals", "recovery_error", "wait_for_failed", "cancel_requested", "last_heartbeat",
-        "has_heartbeat", "task", "pending_unit", "method_timeout", "_subflow_ids", "counted",
-        "parent_key", "last_beat_ns", "heartbeat_timer", "last_failure",
+        "wait_registered_ns", "satisfied_conditions", "_reserved", "_consumed_values", "task",
+        "pending_unit", "parent_key", "__dict__",
     )  # fmt: skip
+
+    # Rarely set (timers, locals, SubFlows, failures, heartbeats, timeouts, cancellation): not
+    # slots but class defaults, stored in the instance ``__dict__`` only once set, so the
+    # common execution carries none of them (the dict is created on the first such write).
+    _timers: list[TimerState] | None = None
+    _locals: dict[str, Any] | None = None
+    _subflow_ids: list[str] | None = None
+    recovery_error: RecoveryErrorInfo | None = None
+    wait_for_failed = False
+    cancel_requested = False
+    last_heartbeat: Any = None
+    has_heartbeat = False
+    method_timeout: Any = None
+    counted = True
+    last_beat_ns = 0
+    heartbeat_timer: Any = None
+    last_failure: Any = None
 
     def __init__(
         self,
@@ -91,26 +106,13 @@ class Execution:
         self.first_started_ns = 0
         self.method_snapshot: dict[str, Any] | None = None
         self.wait: Wait | None = None
-        self._timers: list[TimerState] | None = None
         self.wait_registered_ns = 0
         self.satisfied_conditions: tuple[int, ...] = ()
         self._reserved: dict[str, list[Message]] | None = None
         self._consumed_values: dict[str, list[Any]] | None = None
-        self._locals: dict[str, Any] | None = None
-        self.recovery_error: RecoveryErrorInfo | None = None
-        self.wait_for_failed = False
-        self.cancel_requested = False
-        self.last_heartbeat: Any = None
-        self.has_heartbeat = False
         self.task: Any = None
         self.pending_unit: Any = None
-        self.method_timeout: Any = None
-        self._subflow_ids: list[str] | None = None
-        self.counted = True
         self.parent_key = ""
-        self.last_beat_ns = 0
-        self.heartbeat_timer: Any = None
-        self.last_failure: Any = None
 
     def __repr__(self) -> str:
         return f"Execution({self.execution_id}, {self._phase.value})"

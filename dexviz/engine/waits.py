@@ -112,7 +112,8 @@ class WaitManager:
         writes = apply_writes(run, ctx.staged)
         messages = apply_publishes(run, ctx.staged)
         apply_deletes(run, ctx.staged, strict=False)
-        ex.locals.update(ctx.staged.locals)
+        if ctx.staged.locals:
+            ex.locals.update(ctx.staged.locals)
         rt.recorder.emit(
             run,
             EventKind.STEP_WAIT_FOR_COMPLETED,
@@ -238,7 +239,7 @@ class WaitManager:
             ex,
             {
                 "conditions": list(found.conditions),
-                "timers_fired": [t.index for t in ex.timers if t.done],
+                "timers_fired": [t.index for t in ex.started_timers if t.done],
                 "messages": taken,
             },
             method="",
