@@ -32,6 +32,7 @@ from dexviz.sdk.codec import to_json_ready
 from dexviz.sdk.decision import DecisionKind, StepDecision
 from dexviz.sdk.definitions import FlowDefinition, StepDefinition
 from dexviz.sdk.options import StepOptions
+from dexviz.sdk.results import FlowStatus
 from dexviz.sdk.wait import Wait
 
 if TYPE_CHECKING:
@@ -45,6 +46,7 @@ _WAIT_FOR = Phase.WAIT_FOR
 _DONE = Phase.DONE
 _ATTEMPT_STARTED = EventKind.ATTEMPT_STARTED
 _EXECUTE_COMPLETED = EventKind.STEP_EXECUTE_COMPLETED
+_RUNNING = FlowStatus.RUNNING
 _INT64 = (-(2**63), 2**63 - 1)
 _NO_ATTRIBUTES: dict[str, Any] = {}
 """The snapshot of a run without Attributes, shared: contexts only read their snapshot."""
@@ -107,11 +109,19 @@ class FastPath:
         faults = rt.faults
         if not self.enabled or rt.sim is None or faults.failures or faults.budget is not None:
             return False
-        settings = self.settings(ex.step)
+        step = ex.step
+        settings = self._settings.get(id(step))
+        if settings is None or settings.step is not step:
+            settings = self.settings(step)
         if ex.options is not settings.options:
             return False
-        if settings.input_type is None or not same_copy(ex.input, settings.input_type):
-            if ex.input is not None:
+        value = ex.input
+        input_type = settings.input_type
+        if type(value) is not input_type or (
+            input_type is int and not _INT64[0] <= value <= _INT64[1]
+        ):
+            # same_copy, inlined: this runs on every transition.
+            if value is not None:
                 return False
         if method == "execute":
             if not settings.fast_execute:
@@ -128,7 +138,9 @@ class FastPath:
     ) -> tuple[InvocationContext, Any] | None:
         """Start attempt 1 and call the handler; None when its error went to the general path."""
         rt = self._rt
-        ex.phase = _EXECUTE if method == "execute" else _WAIT_FOR
+        # The phase setter, inlined (the execution is active: it was queued).
+        ex._phase = _EXECUTE if method == "execute" else _WAIT_FOR
+        ex.active = True
         ex.method = method
         ex.first_started_ns = rt.scheduler.now_ns
         ex.attempt = 1
@@ -164,7 +176,8 @@ class FastPath:
             token != ex.attempt_token
             or not ex.active
             or ctx.canceled
-            or not run.is_open
+            or run.status is not _RUNNING
+            or run.closing
             or ex.method_timeout is not None
             or ex.heartbeat_timer is not None
         ):
@@ -229,7 +242,14 @@ class FastPath:
                 if step is None:
                     return None
                 value = movement.input
-                if value is not None and not same_copy(value, step.input_type):
+                value_type = type(value)
+                # same_copy, inlined, and only for immutable scalars: anything else needs the
+                # general path's checked copy, so a caller's later mutation cannot reach it.
+                if value is not None and (
+                    value_type is not step.input_type
+                    or value_type not in _SAME_COPY
+                    or (value_type is int and not _INT64[0] <= value <= _INT64[1])
+                ):
                     return None
                 moves.append((step, value, movement.options))
             return moves
@@ -265,9 +285,16 @@ class FastPath:
         rt = self._rt
         decisions = rt.decisions
         messages = apply_publishes(run, staged) if staged.publishes else []
-        if ex.holds_messages:
+        if ex._reserved:
             ex.reserved = {}  # consumed for good now that the Execute committed
-        decisions.finish(run, ex, _DONE)
+        if ex.heartbeat_timer is None and ex.method_timeout is None and ex.pending_unit is None:
+            # Closing.finish with nothing to cancel, inlined.
+            if ex.active and ex.counted:
+                run.active_count -= 1
+            ex._phase = _DONE
+            ex.active = False
+        else:
+            decisions.finish(run, ex, _DONE)
         rt.release_locks(run, ex)
         source = ex.execution_id
         new = (
@@ -275,7 +302,7 @@ class FastPath:
                 decisions.create_execution(run, step, value, options, source)
                 for step, value, options in moves
             ]
-            if moves and run.is_open
+            if moves and run.status is _RUNNING and not run.closing
             else []
         )
         published = tuple(m.message_id for m in messages) if messages else ()
@@ -306,7 +333,8 @@ class FastPath:
             decisions.close_decision(run, ex, decision, None)
         if messages:
             rt.waits.wake(run, {m.channel for m in messages})
-        decisions.check_graceful(run)
+        if run.graceful_requested:
+            decisions.check_graceful(run)
 
 
 class PlainCompleted(LazyPayload):

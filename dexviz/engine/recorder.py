@@ -84,8 +84,8 @@ class Recorder:
             return []
         committed: list[Event] = []
         pending, self._pending = self._pending, {}
-        commit_many = getattr(self._store, "commit_many", None)
-        if commit_many is not None and len(pending) > 1:
+        commit_many = getattr(self._store, "commit_many", None) if len(pending) > 1 else None
+        if commit_many is not None:
             commit_many([(flow_id, events) for flow_id, (_, events) in pending.items()])
             for _, events in pending.values():
                 committed.extend(events)
