@@ -11,6 +11,7 @@ from dexviz.engine.spec import check_flow_id, flow_spec
 from dexviz.engine.state import Execution, FlowRun
 from dexviz.engine.stored_options import start_payload
 from dexviz.engine.uuids import uuid4_bits, uuid_text
+from dexviz.history.event import LazyPayload
 from dexviz.history.kinds import EventKind
 from dexviz.sdk.codec import to_json_ready
 from dexviz.sdk.definitions import FlowDefinition
@@ -20,6 +21,35 @@ from dexviz.sdk.results import FlowErrorType, FlowStatus
 
 if TYPE_CHECKING:
     from dexviz.engine.runtime import Runtime
+
+_DEFAULT_START_OPTIONS = StartFlowOptions()
+"""Shared by every start without options (frozen): a parked Flow does not carry its own."""
+_NO_TIMEOUT = {"timeout_s": None, "timeout_policy": None}
+"""The timeout members of a start without a Flow timeout."""
+
+
+def started_payload(
+    spec: dict[str, Any],
+    ready_input: Any,
+    start_execution_id: str | None,
+    initial: tuple[dict[str, Any], ...],
+    live: bool,
+    seed: int,
+    timeouts: tuple[tuple[str, Any], ...],
+    options: StartFlowOptions,
+) -> dict[str, Any]:
+    """The payload of a new run's FlowStartedOrContinued (options are frozen)."""
+    return {
+        "flow": spec,
+        "input": ready_input,
+        "start_execution_id": start_execution_id,
+        "initial_attributes": list(initial),
+        "continued": False,
+        "mode": "live" if live else "simulation",
+        "seed": seed,
+        **(dict(timeouts) if timeouts else _NO_TIMEOUT),
+        **start_payload(options),
+    }
 
 
 class Starts:
@@ -44,7 +74,7 @@ class Starts:
         ``generated`` is True only for the engine's own child ids (``SubFlow:...``, R131).
         """
         definition = self._rt.registry.definition(flow)
-        options = options or StartFlowOptions()
+        options = options or _DEFAULT_START_OPTIONS
         check_flow_id(flow_id, generated=generated)
         existing = self._rt.runs.get(flow_id)
         if existing is not None:
@@ -123,22 +153,22 @@ class Starts:
             if start
             else None
         )
-        self._rt.recorder.emit(
-            run,
-            EventKind.FLOW_STARTED_OR_CONTINUED,
-            None,
-            {
-                "flow": self._spec(definition),
-                "input": to_json_ready(value),
-                "start_execution_id": execution.execution_id if execution else None,
-                "initial_attributes": initial,
-                "continued": False,
-                "mode": "live" if self._rt.live else "simulation",
-                "seed": self._rt.seed,
-                **self._rt.timeouts.start(run, options),
-                **start_payload(options),
-            },
+        spec = self._spec(definition)
+        ready = to_json_ready(value)
+        timeouts = self._rt.timeouts.start(run, options)
+        # Built on first read: a parked Flow keeps only these values, not the payload dict.
+        payload = LazyPayload(
+            started_payload,
+            spec,
+            ready,
+            execution.execution_id if execution else None,
+            tuple(initial),
+            self._rt.live,
+            self._rt.seed,
+            tuple(timeouts.items()) if timeouts != _NO_TIMEOUT else (),
+            options,
         )
+        self._rt.recorder.emit(run, EventKind.FLOW_STARTED_OR_CONTINUED, None, payload)
         run.start_options = options
         run.start_input = value
         if execution is not None:
