@@ -83,7 +83,7 @@ def wait_for_completed_payload(
     started_ns: int,
     attempts: int,
     wait: Wait,
-    writes: list[dict[str, Any]],
+    writes: tuple[dict[str, Any], ...],
     published: tuple[str, ...],
     staged: tuple[dict[str, Any], dict[str, Any]],
 ) -> dict[str, Any]:
@@ -92,7 +92,7 @@ def wait_for_completed_payload(
         "started_ns": started_ns,
         "attempts": attempts,
         "wait": describe_wait(wait),
-        "writes": writes,
+        "writes": list(writes),
         "published": list(published),
         **staged_payload_of(*staged),
     }
@@ -123,7 +123,7 @@ class WaitManager:
                 ex.first_started_ns,
                 ex.attempt,
                 wait,
-                writes,
+                tuple(writes),  # a waiting execution keeps no list for its (usual) no writes
                 tuple(m.message_id for m in messages),
                 staged_values(ctx.staged),
             ),
