@@ -20,7 +20,7 @@ from dexviz.engine.effects import (
 from dexviz.engine.errors import service_error, worker_error
 from dexviz.engine.failure_info import error_type_name
 from dexviz.engine.operations import existing_run
-from dexviz.engine.runners import LiveRunner
+from dexviz.engine.runners import HANDLER_EXITS, LiveRunner, guard_exits, reraise_exit
 from dexviz.engine.state import FlowRun
 from dexviz.history.kinds import EventKind
 from dexviz.sdk.clock import handler_clock
@@ -192,7 +192,7 @@ def _call(
             flow_id=run.flow_id,
             operation="invoke_rpc",
         ) from None
-    except Exception as error:  # noqa: BLE001 - the caller gets the handler's error (R116)
+    except (Exception, *HANDLER_EXITS) as error:  # noqa: BLE001 - the caller gets it (R116)
         raise worker_error(
             f"{where} failed: {error_type_name(error)}: {error}",
             flow_id=run.flow_id,
@@ -219,27 +219,27 @@ def _call_live(
 
         async def run() -> Any:
             handler_clock.set(rt.clock_millis)
-            return await bound(*args)
+            return await guard_exits(bound(*args))
 
         import asyncio  # live async RPCs only
 
         future = asyncio.run_coroutine_threadsafe(run(), runner.loop())
     else:
         future = runner.submit(_call_sync, rt, bound, args)
-    return future.result(timeout)
+    return reraise_exit(future.result(timeout))
 
 
 def _drive(rt: Runtime, bound: Any, args: tuple[Any, ...]) -> Any:
     context = contextvars.copy_context()
     context.run(handler_clock.set, rt.clock_millis)
-    task = rt.loop.start_task(context.run(bound, *args), context)
+    task = rt.loop.start_task(guard_exits(context.run(bound, *args)), context)
     while not task.done():
         if rt.run_unit() is None:
             task.cancel()
             raise RuntimeError(
                 "the async RPC handler waits for something the simulation cannot provide"
             )
-    return task.result()
+    return reraise_exit(task.result())
 
 
 def _commit(

@@ -50,6 +50,21 @@ async def _guarded(awaitable: Any) -> Any:
         return _Exited(error)
 
 
+guard_exits = _guarded
+"""Await a handler's coroutine, returning its KeyboardInterrupt or SystemExit as a marker.
+
+For callers outside the runners (RPCs), which then call ``reraise_exit`` on the result once
+they are off the event loop.
+"""
+
+
+def reraise_exit(result: Any) -> Any:
+    """Return a guarded handler's result, or raise the KeyboardInterrupt/SystemExit it carried."""
+    if isinstance(result, _Exited):
+        raise result.error
+    return result
+
+
 def _call(handler: Any, args: tuple[Any, ...], clock: Callable[[], int]) -> Any:
     token = handler_clock.set(clock)
     try:

@@ -317,3 +317,86 @@ def test_r116_an_unencodable_rpc_output_fails_the_rpc_and_commits_nothing(
         assert "anyNote" not in engine.flow_state("rpcs-1").attributes
         assert of_kind(engine.history("rpcs-1"), EventKind.RPC_EXECUTION_COMPLETED) == []
         _assert_still_usable(engine)
+
+
+class ExitingRpc(LFlow):
+    """A Flow whose RPC raises ``error`` (sync or coroutine) after writing an Attribute."""
+
+    def __init__(self, error: BaseException, is_async: bool) -> None:
+        super().__init__("Rpcs", Waits(), schema=[ANY_NOTE, INBOX])
+        self.error = error
+        self.is_async = is_async
+
+    @rpc
+    def answer(self, context: Context) -> RPCResult[Any]:
+        ANY_NOTE.set(context, "written")
+        raise self.error
+
+
+class AsyncExitingRpc(ExitingRpc):
+    @rpc
+    async def answer(self, context: Any) -> RPCResult[Any]:  # type: ignore[override]
+        ANY_NOTE.set(context, "written")
+        raise self.error
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
+@pytest.mark.parametrize("error", EXITS, ids=lambda e: f"{type(e).__name__}-{e}")
+def test_r116_keyboard_interrupt_and_system_exit_in_an_rpc_fail_only_that_rpc(
+    mode: str, is_async: bool, error: BaseException
+) -> None:
+    flow = (AsyncExitingRpc if is_async else ExitingRpc)(error, is_async)
+    with engine_in([flow, LFlow("Healthy", Healthy())], mode) as engine:
+        client = engine.client()
+        client.start_flow(flow, "rpcs-1", 1)
+        with pytest.raises(WorkerInvocationError) as caught:
+            client.invoke_rpc(flow.answer, "rpcs-1")
+        assert caught.value.worker_error_type == f"builtins.{type(error).__name__}"
+        assert "Flow 'Rpcs', RPC 'answer' failed" in str(caught.value)
+        assert "anyNote" not in engine.flow_state("rpcs-1").attributes
+        assert of_kind(engine.history("rpcs-1"), EventKind.RPC_EXECUTION_COMPLETED) == []
+        assert engine.flow_state("rpcs-1").status is FlowStatus.RUNNING
+        _assert_still_usable(engine)
+
+
+class ExitingTimeoutHandler(LFlow):
+    """Parks forever; its ``handle_timeout`` (sync or coroutine) raises ``error``."""
+
+    def __init__(self, error: BaseException) -> None:
+        super().__init__("Timed", Waits(), schema=[ANY_NOTE, INBOX])
+        self.error = error
+
+    def handle_timeout(self, context: Context) -> StepDecision:
+        raise self.error
+
+
+class AsyncExitingTimeoutHandler(ExitingTimeoutHandler):
+    async def handle_timeout(self, context: Any) -> StepDecision:  # type: ignore[override]
+        raise self.error
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
+@pytest.mark.parametrize("error", EXITS, ids=lambda e: f"{type(e).__name__}-{e}")
+def test_r138_keyboard_interrupt_and_system_exit_in_handle_timeout_fail_its_attempt(
+    mode: str, is_async: bool, error: BaseException
+) -> None:
+    from datetime import timedelta
+
+    from dexviz import FlowTimeoutHandlerOptions, FlowTimeoutPolicy, StartFlowOptions
+
+    flow = (AsyncExitingTimeoutHandler if is_async else ExitingTimeoutHandler)(error)
+    options = StartFlowOptions(
+        timeout=timedelta(seconds=1),
+        timeout_policy=FlowTimeoutPolicy.HANDLER,
+        timeout_handler_options=FlowTimeoutHandlerOptions(retry=RetryPolicy(maximum_attempts=1)),
+    )
+    with engine_in([flow, LFlow("Healthy", Healthy())], mode) as engine:
+        client = engine.client()
+        client.start_flow(flow, "timed-1", 1, options)
+        result = client.wait_for_flow("timed-1", timeout=SOON)
+        assert result.status is FlowStatus.FAILED
+        failed = of_kind(engine.history("timed-1"), EventKind.ATTEMPT_FAILED)
+        assert [e.payload["error_type"] for e in failed] == [f"builtins.{type(error).__name__}"]
+        _assert_still_usable(engine)
