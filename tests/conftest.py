@@ -17,6 +17,14 @@ import shutil
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+# Property tests check what the engine does, not how fast: on a busy two-core machine Hypothesis's
+# timing checks (deadline, slow data generation) fail runs whose properties hold.
+settings.register_profile(
+    "dexviz", deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.load_profile("dexviz")
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM_CANDIDATES = ("chromium", "chromium-browser", "google-chrome")
