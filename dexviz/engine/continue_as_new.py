@@ -16,7 +16,7 @@ from __future__ import annotations
 import copy
 from typing import TYPE_CHECKING, Any
 
-from dexviz.engine.spec import flow_spec
+from dexviz.engine.spec import continued_start_payload
 from dexviz.engine.state import FlowRun, Phase
 from dexviz.engine.uuids import uuid4_bits, uuid_text
 from dexviz.history.kinds import EventKind
@@ -107,33 +107,18 @@ class ContinueAsNew:
         rt = self._rt
         options = run.start_options
         timeout = options.timeout if options is not None else None
-        rt.recorder.emit(
+        payload = continued_start_payload(
             run,
-            EventKind.FLOW_STARTED_OR_CONTINUED,
-            None,
-            {
-                "flow": flow_spec(run.definition),
-                "continued": True,
-                "reason": "continue_as_new",
-                "previous_run_id": previous,
-                "input": None,
-                "start_execution_id": None,
-                "initial_attributes": [
-                    {"attribute": k, "value": to_json_ready(v)}
-                    for k, v in sorted(run.attributes.items())
-                ],
-                "pending_messages": [
-                    {"channel": m.channel, "message_id": m.message_id,
-                     "value": to_json_ready(m.value)}
-                    for queue in run.queues.values()
-                    for m in queue
-                ],
-                "mode": "simulation" if rt.sim else "live",
-                "seed": rt.seed,
+            previous,
+            mode="simulation" if rt.sim else "live",
+            seed=rt.seed,
+            timeout={
                 "timeout_s": timeout.total_seconds() if timeout else None,
                 "timeout_policy": rt.timeouts.policy_name(run.run_id),
             },
+            reason="continue_as_new",
         )
+        rt.recorder.emit(run, EventKind.FLOW_STARTED_OR_CONTINUED, None, payload)
 
     def _carried(self, run: FlowRun, ex: Any) -> None:
         phase = "satisfied" if ex.phase is Phase.WAITING and ex.satisfied_conditions else (

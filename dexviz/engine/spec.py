@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import inspect
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dexviz.sdk.attribute import AttributeMap
 from dexviz.sdk.channel import ChannelMap
+from dexviz.sdk.codec import to_json_ready
 from dexviz.sdk.definitions import FlowDefinition
+
+if TYPE_CHECKING:
+    from dexviz.engine.state import FlowRun
 
 
 def flow_spec(definition: FlowDefinition) -> dict[str, Any]:
@@ -92,3 +96,38 @@ def _relative_source(cls: type) -> str | None:
     if cls.__module__ == "__main__" or depth > len(path.parts) - 1:
         return path.name
     return Path(*path.parts[-depth:]).as_posix()
+
+
+def continued_start_payload(
+    run: FlowRun,
+    previous_run_id: str,
+    *,
+    mode: str,
+    seed: int | None,
+    timeout: dict[str, Any],
+    reason: str | None = None,
+) -> dict[str, Any]:
+    """FlowStartedOrContinued of a run that continues another (time travel, continue-as-new).
+
+    It records the Attributes and queued messages the new run starts from, so a later fork or
+    recovery of that run can fold them; ``timeout`` holds ``timeout_s`` and ``timeout_policy``.
+    """
+    return {
+        "flow": flow_spec(run.definition),
+        "continued": True,
+        **({"reason": reason} if reason is not None else {}),
+        "previous_run_id": previous_run_id,
+        "input": None,
+        "start_execution_id": None,
+        "initial_attributes": [
+            {"attribute": k, "value": to_json_ready(v)} for k, v in sorted(run.attributes.items())
+        ],
+        "pending_messages": [
+            {"channel": m.channel, "message_id": m.message_id, "value": to_json_ready(m.value)}
+            for queue in run.queues.values()
+            for m in queue
+        ],
+        "mode": mode,
+        "seed": seed,
+        **timeout,
+    }

@@ -13,12 +13,11 @@ from urllib.parse import unquote
 
 from dexviz.engine.errors import service_error
 from dexviz.engine.fork import FoldedExecution, fold_execution, fork_index
-from dexviz.engine.spec import flow_spec
+from dexviz.engine.spec import continued_start_payload
 from dexviz.engine.state import Execution, FlowRun, Message
 from dexviz.history.event import Event
 from dexviz.history.kinds import EventKind
 from dexviz.sdk.channel import Channel
-from dexviz.sdk.codec import to_json_ready
 from dexviz.sdk.condition import ChannelCondition, Condition, TimerCondition
 from dexviz.sdk.errors import FlowNotFoundError
 from dexviz.sdk.flow_options import TimeTravelOptions, TimeTravelType
@@ -89,31 +88,14 @@ class TimeTravel:
     def _continued(self, run: FlowRun, previous_run_id: str) -> None:
         """Record the state the new run starts from, so a later fork of it can fold it."""
         rt = self._rt
-        pending = [
-            {"channel": m.channel, "message_id": m.message_id, "value": to_json_ready(m.value)}
-            for queue in run.queues.values()
-            for m in queue
-        ]
-        attributes = [
-            {"attribute": k, "value": to_json_ready(v)} for k, v in sorted(run.attributes.items())
-        ]
-        rt.recorder.emit(
+        payload = continued_start_payload(
             run,
-            EventKind.FLOW_STARTED_OR_CONTINUED,
-            None,
-            {
-                "flow": flow_spec(run.definition),
-                "continued": True,
-                "previous_run_id": previous_run_id,
-                "input": None,
-                "start_execution_id": None,
-                "initial_attributes": attributes,
-                "pending_messages": pending,
-                "mode": "simulation" if rt.sim else "live",
-                "seed": rt.seed,
-                **self._timeout(run),
-            },
+            previous_run_id,
+            mode="simulation" if rt.sim else "live",
+            seed=rt.seed,
+            timeout=self._timeout(run),
         )
+        rt.recorder.emit(run, EventKind.FLOW_STARTED_OR_CONTINUED, None, payload)
 
     def _timeout(self, run: FlowRun) -> dict[str, Any]:
         """The reset run keeps the Flow's timeout, counted again from the reset (R164)."""
