@@ -118,7 +118,7 @@ class Invoker:
         token = ex.attempt_token
 
         def done(result: Any, error: BaseException | None, cancelled: bool) -> None:
-            self._finished(run, ex, ctx, token, result, error, cancelled)
+            self.finished(run, ex, ctx, token, result, error, cancelled)
 
         runner = rt.runner
         ex.task = (runner.run_async if is_async else runner.run_sync)(handler, (ctx, value), done)
@@ -176,18 +176,6 @@ class Invoker:
         cancelled: bool,
     ) -> None:
         """Handle a handler's outcome: commit it, retry, or take the failure exit."""
-        self._finished(run, ex, ctx, token, result, error, cancelled)
-
-    def _finished(
-        self,
-        run: FlowRun,
-        ex: Execution,
-        ctx: InvocationContext,
-        token: int,
-        result: Any,
-        error: BaseException | None,
-        cancelled: bool,
-    ) -> None:
         # A result for a canceled execution, a timed-out attempt or a closed Flow is dropped (R152).
         if token != ex.attempt_token or not ex.active or ctx.canceled or not run.is_open:
             return
