@@ -29,41 +29,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _flows  # noqa: E402
 
 import dexviz  # noqa: E402
-from dexviz import (  # noqa: E402  # noqa: E402
-    Channel,
-    Context,
-    Flow,
-    PersistenceSchema,
-    Step,
-    StepDecision,
-    StepList,
-    Wait,
-    graceful_complete,
-)
 from dexviz.engine.sqlite_schema import SCHEMA, SCHEMA_VERSION, encode  # noqa: E402
 from dexviz.history.event import Event  # noqa: E402
-
-GO = Channel("go", int)
-
-
-class Park(Step[int]):
-    """Waits for one ``go`` message (the open Flows of the recovery case)."""
-
-    def wait_for(self, context: Context, n: int) -> Wait:
-        return Wait.until(GO.for_one())
-
-    def execute(self, context: Context, n: int) -> StepDecision:
-        return graceful_complete(n)
-
-
-class Parked(Flow[int]):
-    """One Step that waits."""
-
-    def get_steps(self) -> StepList[int]:
-        return StepList.start_step(Park())
-
-    def get_persistence_schema(self) -> PersistenceSchema:
-        return PersistenceSchema.of(GO)
 
 
 class RecordingStore(dexviz.SQLiteStore):
@@ -163,7 +130,7 @@ def fsync_latency_us(folder: Path, samples: int = 200) -> float:
 def recovery_ms_per_flow(folder: Path, flows: int) -> float:
     """Milliseconds per open Flow to open a database of ``flows`` waiting Flows and resume them."""
     path = folder / f"open-{time.time_ns()}.db"
-    flow = Parked()
+    flow = _flows.Idle()  # one Step parked on a Channel
     engine = dexviz.Engine([flow], store=dexviz.SQLiteStore(path, durability="normal"))
     client = engine.client()
     for i in range(flows):
