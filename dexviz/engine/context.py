@@ -231,7 +231,7 @@ class InvocationContext(AsyncContext):
         self._declared_channel(definition)
         key = definition.physical_name(instance)
         own = sum(1 for k, _ in self.staged.publishes if k == key)
-        return len(self._run.queues.get(key, ())) + own
+        return len(self._run.queues_view.get(key, ())) + own
 
     def _channel_results(self, definition: Any, instance: str | None) -> Sequence[Any]:
         self._declared_channel(definition)
@@ -246,7 +246,7 @@ class InvocationContext(AsyncContext):
         if self._rpc_name is None:
             raise RuntimeError(f"{self._where}: ChannelMap keys can only be listed in an RPC")
         prefix = definition.name + "/"
-        keys = {k for k, q in self._run.queues.items() if k.startswith(prefix) and q}
+        keys = {k for k, q in self._run.queues_view.items() if k.startswith(prefix) and q}
         keys.update(k for k, _ in self.staged.publishes if k.startswith(prefix))
         return tuple(sorted(unquote(k[len(prefix) :]) for k in keys))
 
@@ -263,7 +263,7 @@ class InvocationContext(AsyncContext):
         deleted = {m for k, m in self.staged.deletes if k == key}
         return [
             ChannelMessage(m.message_id, m.value)
-            for m in self._run.queues.get(key, ())
+            for m in self._run.queues_view.get(key, ())
             if m.message_id not in deleted
         ]
 

@@ -172,7 +172,7 @@ class Decisions(Closing):
             key for other in run.executions.values() if other.active for key in other.reserved
         }
         reserved.update(key for v in victims for key in v.reserved)
-        empty = all(not run.queues.get(n) and n not in reserved for n in names)
+        empty = all(not run.queues_view.get(n) and n not in reserved for n in names)
         assert prepared.fallback is not None
         return ([] if empty else [prepared.fallback]), empty
 

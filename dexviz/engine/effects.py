@@ -16,6 +16,8 @@ from dexviz.sdk.codec import to_json_ready
 def apply_writes(run: FlowRun, staged: Staged) -> list[dict[str, Any]]:
     """Apply staged Attribute writes and deletions (last write per key wins, R66)."""
     payload: list[dict[str, Any]] = []
+    if not staged.writes:
+        return payload  # without creating the run's Attribute container
     attributes = run.attributes
     for key, (_, value) in staged.writes.items():
         if value is DELETED:
@@ -41,7 +43,7 @@ def apply_deletes(run: FlowRun, staged: Staged, *, strict: bool) -> list[str]:
     """Delete staged pending messages; a missing id is ignored unless ``strict`` (R61)."""
     deleted: list[str] = []
     for key, message_id in staged.deletes:
-        queue = run.queues.get(key)
+        queue = run.queues_view.get(key)
         found = next((m for m in queue or () if m.message_id == message_id), None)
         if found is None:
             if strict:
@@ -56,7 +58,7 @@ def apply_deletes(run: FlowRun, staged: Staged, *, strict: bool) -> list[str]:
 def check_deletes(run: FlowRun, staged: Staged) -> str | None:
     """Return the first staged deletion whose message is not queued (for transactional RPCs)."""
     for key, message_id in staged.deletes:
-        if not any(m.message_id == message_id for m in run.queues.get(key, ())):
+        if not any(m.message_id == message_id for m in run.queues_view.get(key, ())):
             return message_id
     return None
 

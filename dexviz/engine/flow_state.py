@@ -52,7 +52,7 @@ class FlowState:
         """Snapshot ``run``."""
         declared = list(run.definition.channels)
         names = declared + sorted(k for k in run.queues if k not in run.definition.channels)
-        channels = {name: tuple(m.value for m in run.queues.get(name, ())) for name in names}
+        channels = {name: tuple(m.value for m in run.queues_view.get(name, ())) for name in names}
         active = tuple(
             ActiveExecution(
                 e.execution_id,

@@ -86,7 +86,7 @@ class Invoker:
         rt.recorder.emit(run, EventKind.ATTEMPT_STARTED, ex)
         if ex.method_snapshot is None:
             # Every retry reads the first attempt's snapshot (R22).
-            ex.method_snapshot = dict(run.attributes)
+            ex.method_snapshot = dict(run.attributes) if run.has_attributes else {}
         ctx = InvocationContext(
             run,
             ex,

@@ -146,7 +146,7 @@ def get_channel_messages(
     instance, _ = _split(channel, args, "get_channel_messages")
     return tuple(
         ChannelMessage(m.message_id, m.value)
-        for m in run.queues.get(channel.physical_name(instance), ())
+        for m in run.queues_view.get(channel.physical_name(instance), ())
     )
 
 
@@ -205,7 +205,7 @@ def delete_channel_message(rt: Runtime, flow_id: str, channel: Any, *args: Any) 
     if len(rest) != 1:
         raise TypeError("delete_channel_message takes a message id")
     key = channel.physical_name(instance)
-    queue = run.queues.get(key)
+    queue = run.queues_view.get(key)
     found = next((m for m in queue or () if m.message_id == rest[0]), None)
     if found is None or queue is None:
         raise service_error(

@@ -124,7 +124,7 @@ def continued_start_payload(
         ],
         "pending_messages": [
             {"channel": m.channel, "message_id": m.message_id, "value": to_json_ready(m.value)}
-            for queue in run.queues.values()
+            for queue in run.queues_view.values()
             for m in queue
         ],
         "mode": mode,

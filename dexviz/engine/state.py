@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import enum
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 from dexviz.sdk.definitions import FlowDefinition, StepDefinition
@@ -252,6 +253,10 @@ class WaiterSet:
                 positions[last.execution_id] = position
 
 
+# What ``FlowRun.queues_view`` reads while a run has no queue yet (never written to).
+_NO_QUEUES: Mapping[str, deque[Message]] = MappingProxyType({})
+
+
 @dataclass(slots=True)
 class FlowRun:
     """The live state of one Flow id's current run."""
@@ -264,12 +269,14 @@ class FlowRun:
     error_type: FlowErrorType | None = None
     error_message: str | None = None
     failure: str | None = None
-    attributes: dict[str, Any] = field(default_factory=dict)
-    queues: dict[str, deque[Message]] = field(default_factory=dict)
+    # Attributes, queues and completions are created on first use (see the properties below):
+    # a parked Flow usually has none, and three empty containers cost ~180 bytes per Flow.
+    _attributes: dict[str, Any] | None = None
+    _queues: dict[str, deque[Message]] | None = None
     executions: dict[str, Execution] = field(default_factory=dict)
     counters: dict[str, int] = field(default_factory=dict)
     waiters: dict[str, WaiterSet] = field(default_factory=dict)
-    completions: list[StepCompletion] = field(default_factory=list)
+    _completions: list[StepCompletion] | None = None
     graceful_requested: bool = False
     closing: bool = False
     active_count: int = 0
@@ -285,6 +292,52 @@ class FlowRun:
     message_ids: Callable[[], str] | None = None
     admitted_rpcs: int = 0
     pending_close: Any = None
+
+    @property
+    def attributes(self) -> dict[str, Any]:
+        """The run's Attribute values by physical name (created on first use)."""
+        found = self._attributes
+        if found is None:
+            found = self._attributes = {}
+        return found
+
+    @attributes.setter
+    def attributes(self, value: dict[str, Any]) -> None:
+        self._attributes = value
+
+    @property
+    def has_attributes(self) -> bool:
+        """Whether any Attribute is set (without creating the container)."""
+        return bool(self._attributes)
+
+    @property
+    def queues(self) -> dict[str, deque[Message]]:
+        """The message queues by physical Channel name (created on first use)."""
+        found = self._queues
+        if found is None:
+            found = self._queues = {}
+        return found
+
+    @queues.setter
+    def queues(self, value: dict[str, deque[Message]]) -> None:
+        self._queues = value
+
+    @property
+    def queues_view(self) -> Mapping[str, deque[Message]]:
+        """The queues for reading only: a shared empty mapping while none exists."""
+        return self._queues or _NO_QUEUES
+
+    @property
+    def completions(self) -> list[StepCompletion]:
+        """The Step outputs of the run, in completion order (created on first use)."""
+        found = self._completions
+        if found is None:
+            found = self._completions = []
+        return found
+
+    @completions.setter
+    def completions(self, value: list[StepCompletion]) -> None:
+        self._completions = value
 
     @property
     def flow_type(self) -> str:

@@ -216,7 +216,7 @@ class WaitManager:
         """Check ``ex``'s Wait; if a candidate is ready, reserve its messages and go to Execute."""
         if ex.phase is not Phase.WAITING or ex.wait is None:
             return False
-        found = evaluate(ex.wait, run.queues, self.done_flags(ex), candidates(ex.wait))
+        found = evaluate(ex.wait, run.queues_view, self.done_flags(ex), candidates(ex.wait))
         if found is None:
             return False
         self._satisfy(run, ex, found)
@@ -280,7 +280,7 @@ class WaitManager:
         chooser = self._rt.chooser
         for key in sorted(channels):
             waiters = run.waiters.get(key)
-            queue = run.queues.get(key)
+            queue = run.queues_view.get(key)
             unready: set[str] = set()
             while waiters and queue and len(unready) < len(waiters):
                 items = waiters.items

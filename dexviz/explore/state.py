@@ -59,7 +59,7 @@ def run_key(
 ) -> tuple[Any, ...]:
     """The order-free description of one Flow run."""
     queues = tuple(
-        sorted((name, tuple(_text(m.value) for m in q)) for name, q in run.queues.items() if q)
+        sorted((name, tuple(_text(m.value) for m in q)) for name, q in run.queues_view.items() if q)
     )
     if digests is None:
         executions: tuple[Any, ...] = tuple(sorted(map(_execution, run.executions.values())))
