@@ -149,7 +149,7 @@ class FastPath:
         token = ex.attempt_token
         rt.recorder.emit(run, _ATTEMPT_STARTED, ex)
         # Every retry reads the first attempt's snapshot (R22).
-        snapshot = dict(run.attributes) if run.has_attributes else _NO_ATTRIBUTES
+        snapshot = dict(run.attributes) if run._attributes else _NO_ATTRIBUTES
         ex.method_snapshot = snapshot
         ctx = InvocationContext(
             run,

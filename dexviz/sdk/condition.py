@@ -10,7 +10,7 @@ if TYPE_CHECKING:
     from dexviz.sdk.flow_options import SubFlowOptions
 
 
-@dataclass(frozen=True, eq=False, kw_only=True)
+@dataclass(frozen=True, eq=False, kw_only=True, slots=True)
 class Condition:
     """Base of every condition; compared by identity, as Dex counts a shared condition once."""
 
@@ -23,7 +23,7 @@ class Condition:
             raise ValueError(f"condition_id must be a non-empty string, got {self.condition_id!r}")
 
 
-@dataclass(frozen=True, eq=False, kw_only=True)
+@dataclass(frozen=True, eq=False, kw_only=True, slots=True)
 class TimerCondition(Condition):
     """A durable timer that completes ``duration`` after its WaitFor commits."""
 
@@ -33,7 +33,7 @@ class TimerCondition(Condition):
         return f"Timer({self.duration!s}, condition_id={self.condition_id!r})"
 
 
-@dataclass(frozen=True, eq=False, kw_only=True)
+@dataclass(frozen=True, eq=False, kw_only=True, slots=True)
 class ChannelCondition(Condition):
     """Waits for messages of one Channel (or ChannelMap instance) within [at_least, at_most]."""
 
@@ -43,7 +43,7 @@ class ChannelCondition(Condition):
     at_most: int | None = None
 
     def __post_init__(self) -> None:
-        super().__post_init__()
+        Condition.__post_init__(self)  # not super(): slots=True makes a new class
         if self.at_least is None and self.at_most is None:
             raise ValueError(
                 f"Channel {self.channel.name!r}: a condition needs at_least or at_most"
@@ -91,7 +91,7 @@ class ChannelCondition(Condition):
         return f"ChannelCondition({self.label()!r}, condition_id={self.condition_id!r})"
 
 
-@dataclass(frozen=True, eq=False, kw_only=True)
+@dataclass(frozen=True, eq=False, kw_only=True, slots=True)
 class SubFlowCondition(Condition):
     """Starts (or reuses) a child Flow when the WaitFor commits; ready when the child closes."""
 

@@ -41,7 +41,7 @@ def _check_condition(condition: object) -> None:
         )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Wait:
     """The result of a WaitFor: the conditions an execution waits on before its Execute."""
 
