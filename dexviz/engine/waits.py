@@ -283,7 +283,7 @@ class WaitManager:
             queue = run.queues_view.get(key)
             unready: set[str] = set()
             while waiters and queue and len(unready) < len(waiters):
-                items = waiters.items
+                items = waiters
                 position = chooser.waiter(items, unready) if len(items) > 1 else 0
                 while items[position].execution_id in unready:
                     position = (position + 1) % len(items)
