@@ -22,7 +22,7 @@ from dexviz.engine.decide import (
     execute_completed_payload,
 )
 from dexviz.engine.effects import apply_publishes, emit_published, staged_values
-from dexviz.engine.invoke import heartbeat_writer
+from dexviz.engine.invoke import record_heartbeat
 from dexviz.engine.runners import HANDLER_EXITS, drain
 from dexviz.engine.state import Execution, FlowRun, Phase
 from dexviz.history.event import LazyPayload
@@ -159,10 +159,12 @@ class FastPath:
             snapshot,
             rt.codecs,
             where=f"Flow {run.definition.flow_type!r}, Step {ex.execution_id} {method}",
-            on_heartbeat=heartbeat_writer(rt, ex),
+            # heartbeat_writer and Runtime.stream_writer, inlined: made on every transition.
+            on_heartbeat=lambda value: record_heartbeat(ex, value, rt.now()),
             subflows=rt.subflows,
         )
-        ctx.stream_writer = rt.stream_writer(run, ex)
+        flow_id, source = run.flow_id, f"#{ex.execution_id}"
+        ctx.stream_writer = lambda stream, value: rt.write_stream(flow_id, stream, source, value)
         clock = handler_clock.set(self._clock)
         try:
             result: Any = handler(ctx, ex.input)
@@ -286,8 +288,7 @@ class FastPath:
         rt = self._rt
         decisions = rt.decisions
         messages = apply_publishes(run, staged) if staged.publishes else []
-        if ex._reserved:
-            ex.reserved = {}  # consumed for good now that the Execute committed
+        ex._reserved = None  # consumed for good now that the Execute committed
         if ex.heartbeat_timer is None and ex.method_timeout is None and ex.pending_unit is None:
             # Closing.finish with nothing to cancel, inlined.
             if ex.active and ex.counted:
@@ -296,7 +297,8 @@ class FastPath:
             ex.active = False
         else:
             decisions.finish(run, ex, _DONE)
-        rt.release_locks(run, ex)
+        if rt._locks:  # no run has a lock table: nothing to release (two calls less)
+            rt.release_locks(run, ex)
         source = ex.execution_id
         new = (
             [

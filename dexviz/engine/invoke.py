@@ -15,7 +15,7 @@ from dexviz.history.kinds import EventKind
 from dexviz.sdk.context import ABSENT
 from dexviz.sdk.errors import FlowDefinitionError, InvalidStepResultError, RetryAfterError
 from dexviz.sdk.options import RetryPolicy, WaitForFailurePolicy
-from dexviz.sdk.results import RecoveryErrorInfo
+from dexviz.sdk.results import FlowStatus, RecoveryErrorInfo
 from dexviz.sdk.wait import Wait
 
 if TYPE_CHECKING:
@@ -51,7 +51,8 @@ class Invoker:
 
     def start_method(self, run: FlowRun, ex: Execution, method: str) -> None:
         """Take the method's locks (waiting for them if held), then run attempt 1."""
-        if not ex.active or not run.is_open:
+        # run.is_open, inlined: this runs on every transition.
+        if not ex.active or run.status is not FlowStatus.RUNNING or run.closing:
             return
         if self._rt.fast.try_start(run, ex, method):
             return
@@ -343,10 +344,11 @@ def _checked_retry_after(error: RetryAfterError, where: str) -> BaseException:
 
 def heartbeat_writer(rt: Runtime, ex: Execution) -> Callable[[Any], None]:
     """What a handler's heartbeat calls: record the beat and its checkpoint on ``ex``."""
-    return lambda value: _heartbeat(ex, value, rt.now())
+    return lambda value: record_heartbeat(ex, value, rt.now())
 
 
-def _heartbeat(ex: Execution, value: Any, now_ns: int) -> None:
+def record_heartbeat(ex: Execution, value: Any, now_ns: int) -> None:
+    """Record a beat of ``ex`` at ``now_ns`` and its checkpoint ``value`` (if any)."""
     ex.last_beat_ns = now_ns
     ex.has_heartbeat = value is not ABSENT
     ex.last_heartbeat = None if value is ABSENT else value
