@@ -277,7 +277,11 @@ class FlowRun:
     _attributes: dict[str, Any] | None = None
     _queues: dict[str, deque[Message]] | None = None
     executions: dict[str, Execution] = field(default_factory=dict)
-    counters: dict[str, int] = field(default_factory=dict)
+    # The ``Type-N`` counters: the first Step type's in two slots, the others in a dict made
+    # when a second type appears (a parked Flow usually has one type; a dict costs 184 B).
+    _first_type: str | None = None
+    _first_count: int = 0
+    _more_counts: dict[str, int] | None = None
     waiters: dict[str, WaiterSet] = field(default_factory=dict)
     _completions: list[StepCompletion] | None = None
     graceful_requested: bool = False
@@ -361,9 +365,43 @@ class FlowRun:
 
     def next_execution_id(self, step_type: str) -> str:
         """Give out the next ``Type-N`` id (numbers are never reused, R15)."""
-        number = self.counters.get(step_type, 0) + 1
-        self.counters[step_type] = number
+        if step_type == self._first_type:
+            number = self._first_count = self._first_count + 1
+        elif self._first_type is None:
+            self._first_type = step_type
+            number = self._first_count = 1
+        else:
+            more = self._more_counts
+            if more is None:
+                more = self._more_counts = {}
+            number = more.get(step_type, 0) + 1
+            more[step_type] = number
         return f"{step_type}-{number}"
+
+    @property
+    def counters(self) -> dict[str, int]:
+        """The last ``Type-N`` number given out per Step type (a copy; see raise_counter)."""
+        found = {} if self._first_type is None else {self._first_type: self._first_count}
+        if self._more_counts:
+            found.update(self._more_counts)
+        return found
+
+    @counters.setter
+    def counters(self, value: dict[str, int]) -> None:
+        self._first_type, self._first_count, self._more_counts = None, 0, None
+        for step_type, number in value.items():
+            self.raise_counter(step_type, number)
+
+    def raise_counter(self, step_type: str, number: int) -> None:
+        """Make sure ``Type-N`` ids of ``step_type`` continue after ``number`` (recovery)."""
+        if step_type == self._first_type or self._first_type is None:
+            self._first_type = step_type
+            self._first_count = max(self._first_count, number)
+        else:
+            more = self._more_counts
+            if more is None:
+                more = self._more_counts = {}
+            more[step_type] = max(more.get(step_type, 0), number)
 
     def next_message(self, channel: str, value: Any) -> Message:
         """Create a message with a new id; ``number`` keeps the publication order."""

@@ -112,7 +112,7 @@ class TimeTravel:
             fold_execution(executions, event)
         for folded in executions.values():
             type_name, _, number = folded.execution_id.rpartition("-")
-            run.counters[type_name] = max(run.counters.get(type_name, 0), int(number))
+            run.raise_counter(type_name, int(number))
         active = [f for f in executions.values() if f.phase not in ("done", "canceled")]
         for folded in active:
             folded.reserved = [m for m in folded.reserved if m in reserved]
