@@ -29,7 +29,7 @@ from urllib.parse import unquote
 
 from dexviz.engine.decide import DEFAULT_OPTIONS
 from dexviz.engine.recovery_fold import ExecutionFold, RunFold, StoredMessage, fold_run, split_runs
-from dexviz.engine.state import Execution, FlowRun, Message, Phase, TimerState, WaiterSet
+from dexviz.engine.state import Execution, FlowRun, Message, Phase, TimerState
 from dexviz.engine.stored_options import retry_policy
 from dexviz.engine.timeouts import TIMEOUT_STEP_TYPE
 from dexviz.history.kinds import EventKind
@@ -373,10 +373,7 @@ class Recovery:
             if not timer.done:
                 timer.handle = rt.call_at(timer.fire_at_ns, _firing(rt, run, ex, timer))
         for key in {c.physical_name for c in wait.channel_conditions}:
-            waiters = run.waiters.get(key)
-            if waiters is None:
-                waiters = run.waiters[key] = WaiterSet()
-            waiters.add(ex)
+            run.add_waiter(key, ex)
         for index, child_id in enumerate(ex.subflow_ids):
             child = rt.runs.get(child_id)
             if child is None:

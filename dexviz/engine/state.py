@@ -282,7 +282,11 @@ class FlowRun:
     _first_type: str | None = None
     _first_count: int = 0
     _more_counts: dict[str, int] | None = None
-    waiters: dict[str, WaiterSet] = field(default_factory=dict)
+    # The waiter index: the first Channel's WaiterSet in two slots, the others in a dict made
+    # when a second Channel is waited on (a parked Flow usually waits on one; a dict is 184 B).
+    _first_channel: str | None = None
+    _first_waiters: WaiterSet | None = None
+    _more_waiters: dict[str, WaiterSet] | None = None
     _completions: list[StepCompletion] | None = None
     graceful_requested: bool = False
     closing: bool = False
@@ -377,6 +381,36 @@ class FlowRun:
             number = more.get(step_type, 0) + 1
             more[step_type] = number
         return f"{step_type}-{number}"
+
+    def waiters_of(self, channel: str) -> WaiterSet | None:
+        """The executions waiting on a physical Channel name, if any were indexed."""
+        if channel == self._first_channel:
+            return self._first_waiters
+        more = self._more_waiters
+        return None if more is None else more.get(channel)
+
+    def add_waiter(self, channel: str, ex: Execution) -> None:
+        """Index ``ex`` as waiting on a physical Channel name."""
+        found = self.waiters_of(channel)
+        if found is None:
+            found = WaiterSet()
+            if self._first_channel is None:
+                self._first_channel, self._first_waiters = channel, found
+            else:
+                if self._more_waiters is None:
+                    self._more_waiters = {}
+                self._more_waiters[channel] = found
+        found.add(ex)
+
+    @property
+    def waiters(self) -> dict[str, WaiterSet]:
+        """The waiter index by physical Channel name (a new dict of the same WaiterSets)."""
+        found: dict[str, WaiterSet] = {}
+        if self._first_channel is not None and self._first_waiters is not None:
+            found[self._first_channel] = self._first_waiters
+        if self._more_waiters:
+            found.update(self._more_waiters)
+        return found
 
     @property
     def counters(self) -> dict[str, int]:

@@ -21,7 +21,7 @@ from dexviz.engine.effects import (
     staged_values,
 )
 from dexviz.engine.plan import Satisfaction, candidates, evaluate
-from dexviz.engine.state import Execution, FlowRun, Message, Phase, TimerState, WaiterSet
+from dexviz.engine.state import Execution, FlowRun, Message, Phase, TimerState
 from dexviz.history.event import LazyPayload
 from dexviz.history.kinds import EventKind
 from dexviz.sdk.codec import to_json_ready
@@ -144,10 +144,7 @@ class WaitManager:
         for position, condition in enumerate(wait.timers):
             self._start_timer(run, ex, position, condition)
         for key in {c.physical_name for c in wait.channel_conditions}:
-            waiters = run.waiters.get(key)
-            if waiters is None:
-                waiters = run.waiters[key] = WaiterSet()
-            waiters.add(ex)
+            run.add_waiter(key, ex)
         if wait.subflows:
             rt.subflows.start_children(run, ex)
         rt.apply_stale_skips(run, ex)
@@ -264,7 +261,7 @@ class WaitManager:
         """Stop waiting: drop ``ex`` from the waiter index and cancel its timers (R129)."""
         if ex.wait is not None:
             for key in {c.physical_name for c in ex.wait.channel_conditions}:
-                waiters = run.waiters.get(key)
+                waiters = run.waiters_of(key)
                 if waiters is not None:
                     waiters.discard(ex)
         for timer in ex.started_timers:
@@ -279,7 +276,7 @@ class WaitManager:
         """
         chooser = self._rt.chooser
         for key in sorted(channels):
-            waiters = run.waiters.get(key)
+            waiters = run.waiters_of(key)
             queue = run.queues_view.get(key)
             unready: set[str] = set()
             while waiters and queue and len(unready) < len(waiters):
