@@ -85,7 +85,7 @@ def wait_for_completed_payload(
     wait: Wait,
     writes: tuple[dict[str, Any], ...],
     published: tuple[str, ...],
-    staged: tuple[dict[str, Any], dict[str, Any]],
+    staged: tuple[dict[str, Any], dict[str, Any], tuple[str, ...]],
 ) -> dict[str, Any]:
     """The payload of StepWaitForCompleted (a Wait is immutable, so it is described on read)."""
     return {
@@ -96,6 +96,48 @@ def wait_for_completed_payload(
         "published": list(published),
         **staged_payload_of(*staged),
     }
+
+
+class WaitForCompleted(LazyPayload):
+    """StepWaitForCompleted's payload: the commit's values in its own slots.
+
+    The same dict :func:`wait_for_completed_payload` builds, built on first read; one object
+    instead of a ``LazyPayload`` and its argument tuple (a parked Flow keeps it: ~40 B less).
+    """
+
+    __slots__ = ("_started_ns", "_attempts", "_wait", "_writes", "_published", "_staged")
+
+    def __init__(
+        self,
+        started_ns: int,
+        attempts: int,
+        wait: Wait,
+        writes: tuple[dict[str, Any], ...],
+        published: tuple[str, ...],
+        staged: tuple[dict[str, Any], dict[str, Any], tuple[str, ...]],
+    ) -> None:
+        self._value = None
+        self._started_ns = started_ns
+        self._attempts = attempts
+        self._wait = wait
+        self._writes = writes
+        self._published = published
+        self._staged = staged
+
+    @property
+    def value(self) -> dict[str, Any]:
+        """The JSON-ready dict (built now if it has not been yet)."""
+        value = self._value
+        if value is None:
+            value = self._value = wait_for_completed_payload(
+                self._started_ns,
+                self._attempts,
+                self._wait,
+                self._writes,
+                self._published,
+                self._staged,
+            )
+        return value
 
 
 class WaitManager:
@@ -118,8 +160,7 @@ class WaitManager:
             run,
             EventKind.STEP_WAIT_FOR_COMPLETED,
             ex,
-            LazyPayload(
-                wait_for_completed_payload,
+            WaitForCompleted(
                 ex.first_started_ns,
                 ex.attempt,
                 wait,
