@@ -52,6 +52,49 @@ def started_payload(
     }
 
 
+class StartedPayload(LazyPayload):
+    """A new run's FlowStartedOrContinued payload: the start's values in its own slots.
+
+    The same dict :func:`started_payload` builds, built on first read; one object instead of a
+    ``LazyPayload`` and its argument tuple (a parked Flow keeps it: ~40 B less).
+    """
+
+    __slots__ = ("_spec", "_ready", "_start_id", "_initial", "_live", "_seed", "_timeouts",
+                 "_options")  # fmt: skip
+
+    def __init__(
+        self,
+        spec: dict[str, Any],
+        ready_input: Any,
+        start_execution_id: str | None,
+        initial: tuple[dict[str, Any], ...],
+        live: bool,
+        seed: int,
+        timeouts: tuple[tuple[str, Any], ...],
+        options: StartFlowOptions,
+    ) -> None:
+        self._value = None
+        self._spec = spec
+        self._ready = ready_input
+        self._start_id = start_execution_id
+        self._initial = initial
+        self._live = live
+        self._seed = seed
+        self._timeouts = timeouts
+        self._options = options
+
+    @property
+    def value(self) -> dict[str, Any]:
+        """The JSON-ready dict (built now if it has not been yet)."""
+        value = self._value
+        if value is None:
+            value = self._value = started_payload(
+                self._spec, self._ready, self._start_id, self._initial, self._live, self._seed,
+                self._timeouts, self._options,
+            )  # fmt: skip
+        return value
+
+
 class Starts:
     """Creates runs: the first, a reused Flow id's next one, and Flow retries."""
 
@@ -159,8 +202,7 @@ class Starts:
         ready = to_json_ready(value)
         timeouts = self._rt.timeouts.start(run, options)
         # Built on first read: a parked Flow keeps only these values, not the payload dict.
-        payload = LazyPayload(
-            started_payload,
+        payload = StartedPayload(
             spec,
             ready,
             execution.execution_id if execution else None,
