@@ -370,15 +370,7 @@ class PlainCompleted(LazyPayload):
         self._published = published
         self._new = new
 
-    @property
-    def value(self) -> dict[str, Any]:
-        """The JSON-ready dict (built now if it has not been yet)."""
-        value = self._value
-        if value is None:
-            value = self._value = self._build_value()
-        return value
-
-    def _build_value(self) -> dict[str, Any]:
+    def _make(self) -> dict[str, Any]:
         new = self._new
         executions = new if isinstance(new, tuple) else (new,)
         decision: dict[str, Any] = {

@@ -83,16 +83,11 @@ class StartedPayload(LazyPayload):
         self._timeouts = timeouts
         self._options = options
 
-    @property
-    def value(self) -> dict[str, Any]:
-        """The JSON-ready dict (built now if it has not been yet)."""
-        value = self._value
-        if value is None:
-            value = self._value = started_payload(
-                self._spec, self._ready, self._start_id, self._initial, self._live, self._seed,
-                self._timeouts, self._options,
-            )  # fmt: skip
-        return value
+    def _make(self) -> dict[str, Any]:
+        return started_payload(
+            self._spec, self._ready, self._start_id, self._initial, self._live, self._seed,
+            self._timeouts, self._options,
+        )  # fmt: skip
 
 
 class Starts:

@@ -124,20 +124,15 @@ class WaitForCompleted(LazyPayload):
         self._published = published
         self._staged = staged
 
-    @property
-    def value(self) -> dict[str, Any]:
-        """The JSON-ready dict (built now if it has not been yet)."""
-        value = self._value
-        if value is None:
-            value = self._value = wait_for_completed_payload(
-                self._started_ns,
-                self._attempts,
-                self._wait,
-                self._writes,
-                self._published,
-                self._staged,
-            )
-        return value
+    def _make(self) -> dict[str, Any]:
+        return wait_for_completed_payload(
+            self._started_ns,
+            self._attempts,
+            self._wait,
+            self._writes,
+            self._published,
+            self._staged,
+        )
 
 
 class WaitManager:

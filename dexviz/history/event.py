@@ -29,10 +29,15 @@ class LazyPayload(Mapping[str, Any]):
         """The JSON-ready dict (built now if it has not been yet)."""
         value = self._value
         if value is None:
-            assert self._build is not None
-            value = self._value = self._build(*self._args)
-            self._build = None
-            self._args = ()
+            value = self._value = self._make()
+        return value
+
+    def _make(self) -> dict[str, Any]:
+        """Build the dict once; subclasses that keep their values in slots override this."""
+        assert self._build is not None
+        value = self._build(*self._args)
+        self._build = None
+        self._args = ()
         return value
 
     def __getitem__(self, key: str) -> Any:
