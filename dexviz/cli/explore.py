@@ -7,7 +7,6 @@ violation (the shortest trace is printed and its history written to ``--out``), 
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from typing import Any
 
@@ -100,26 +99,9 @@ def parse_budget(values: list[str]) -> Any:
     return FaultBudget.of(*steps, count=total)
 
 
-def _start_input(flow: Any, text: str) -> Any:
-    import dexviz
-
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise UsageError(f"--input is not JSON: {error.msg} at column {error.colno}") from error
-    definition = dexviz.Registry([flow], allow_async_handlers=True).definition(flow)
-    if definition.start is None:
-        return None
-    try:
-        return dexviz.CodecRegistry().from_json_ready(definition.start.input_type, data)
-    except Exception as error:
-        detail = describe(error)
-        raise UsageError(f"--input does not fit the start Step's input: {detail}") from error
-
-
 def cmd_explore(args: argparse.Namespace) -> int:
     """Explore a Flow from a file; print the verdict and any shortest counterexample."""
-    from dexviz.cli.run import load_flow
+    from dexviz.cli.run import load_flow, start_input
     from dexviz.explore import explore
 
     path, name = parse_flow_spec(args.source)
@@ -128,10 +110,10 @@ def cmd_explore(args: argparse.Namespace) -> int:
     if not checks:
         raise UsageError("give at least one --check (e.g. --check terminates)")
     flow = load_flow(path, name)
-    start_input = _start_input(flow, args.input)
+    initial = start_input(flow, args.input)
     try:
         report = explore(
-            flow, start_input, check=checks, faults=parse_budget(args.fail),
+            flow, initial, check=checks, faults=parse_budget(args.fail),
             strategy=args.strategy, max_schedules=args.max_schedules, max_depth=args.max_depth,
             time_budget=args.time_budget, seed=args.seed, progress=True,
         )

@@ -99,7 +99,8 @@ def load_flow(path: Path, name: str | None) -> Any:
     return next(iter(flows.values()))()
 
 
-def _start_input(flow: Any, text: str) -> Any:
+def start_input(flow: Any, text: str) -> Any:
+    """Decode ``--input`` JSON as ``flow``'s start Step input; a misfit is a usage error."""
     import dexviz
 
     try:
@@ -127,7 +128,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     refuse_symlinks(out, *(out / file for file in RUN_OUTPUT_NAMES))  # before simulating
     flow = load_flow(path, name)
     try:
-        run = dexviz.simulate(flow, _start_input(flow, args.input), seed=args.seed)
+        run = dexviz.simulate(flow, start_input(flow, args.input), seed=args.seed)
     except CliError:
         raise
     except Exception as error:
