@@ -43,19 +43,16 @@ class _Exited:
         self.error = error
 
 
-async def _guarded(awaitable: Any) -> Any:
+async def guard_exits(awaitable: Any) -> Any:
+    """Await a handler's coroutine, returning its KeyboardInterrupt or SystemExit as a marker.
+
+    Callers outside the runners (RPCs) pass the result to ``reraise_exit`` once they are off
+    the event loop.
+    """
     try:
         return await awaitable
     except HANDLER_EXITS as error:
         return _Exited(error)
-
-
-guard_exits = _guarded
-"""Await a handler's coroutine, returning its KeyboardInterrupt or SystemExit as a marker.
-
-For callers outside the runners (RPCs), which then call ``reraise_exit`` on the result once
-they are off the event loop.
-"""
 
 
 def reraise_exit(result: Any) -> Any:
@@ -115,7 +112,7 @@ class SimRunner:
         """Start the coroutine as a Task; report when it finishes. Returns the Task."""
         context = contextvars.copy_context()
         context.run(handler_clock.set, self._clock)
-        task = self._loop().start_task(_guarded(context.run(handler, *args)), context)
+        task = self._loop().start_task(guard_exits(context.run(handler, *args)), context)
         task.add_done_callback(lambda t: done(*_task_outcome(t)))
         return task
 
@@ -167,7 +164,7 @@ class LiveRunner:
 
         async def run() -> Any:
             handler_clock.set(clock)
-            return await _guarded(handler(*args))
+            return await guard_exits(handler(*args))
 
         future = asyncio.run_coroutine_threadsafe(run(), self.loop())
         future.add_done_callback(
