@@ -108,6 +108,31 @@ class ConversionError(TypeError):
         return f"expected {self.expected}{where}, got {self.got}"
 
 
+class NoCodecError(ConversionError):
+    """A value under ``Any``/``object`` whose runtime type has no codec (such as ``object()``).
+
+    Attributes:
+        got: The qualified name of the value's type.
+        path: Where in the value, such as ``[1]`` or ``.payload`` (empty at the top).
+    """
+
+    def __init__(self, got: str, path: str = "") -> None:
+        """Create the error for a value of the type called ``got``, found at ``path``."""
+        super().__init__("a value with a codec", got, path)
+
+    def at(self, segment: str) -> NoCodecError:
+        """Return the same error located one level further out (``segment`` is prepended)."""
+        return NoCodecError(self.got, segment + self.path)
+
+    def __str__(self) -> str:
+        """Name the value's type, where it was found, and how to give it a codec."""
+        where = f" at {self.path}" if self.path else ""
+        return (
+            f"no codec for a value of type {self.got}{where} (declared Any or object); register "
+            "a codec for that type in CodecRegistry(codecs={...}) or declare a supported type"
+        )
+
+
 def type_label(value: object) -> str:
     """Return the name used for a value's type in error messages (``None`` for None)."""
     if value is None:

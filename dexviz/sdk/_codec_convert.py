@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
 
-from dexviz.sdk._codec_base import ConversionError, type_label
+from dexviz.sdk._codec_base import ConversionError, NoCodecError, type_label
 
 Lookup = Callable[[type], "Converter"]
 """Finds the converter for a runtime type (raises TypeError when there is none)."""
@@ -306,7 +306,10 @@ class DynamicConverter(Converter):
         try:
             converter = self.lookup(cls)
         except TypeError:
-            raise ConversionError("a value with a codec", type_label(value)) from None
+            raise NoCodecError(type_label(value)) from None
+        if isinstance(converter, DynamicConverter):
+            # Only ``object`` itself resolves to Any again: recursing would never end.
+            raise NoCodecError(type_label(value))
         return getattr(converter, method)(value)
 
 

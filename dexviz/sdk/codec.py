@@ -160,7 +160,7 @@ class CodecRegistry:
         try:
             return entry.codec.encode(value)
         except Exception as error:  # noqa: BLE001 - custom codecs may raise anything
-            raise _mapping_error(operation, error) from error
+            raise _mapping_error(operation, error, type_hint) from error
 
     def decode(self, type_hint: object, value: Value, *, operation: str) -> Any:
         """Decode ``value`` as the declared type; JSON null decodes to None for every type.
@@ -175,7 +175,7 @@ class CodecRegistry:
         try:
             return entry.codec.decode(value)
         except Exception as error:  # noqa: BLE001 - custom codecs may raise anything
-            raise _mapping_error(operation, error) from error
+            raise _mapping_error(operation, error, type_hint) from error
 
     def roundtrip(self, type_hint: object, value: object, *, operation: str) -> Any:
         """Return ``decode(encode(value))``: a type-checked copy sharing nothing mutable.
@@ -207,7 +207,7 @@ class CodecRegistry:
                 return value
             return entry.copy(value)
         except Exception as error:  # noqa: BLE001 - custom codecs may raise anything
-            raise _mapping_error(operation, error) from error
+            raise _mapping_error(operation, error, type_hint) from error
 
     def dump(self, type_hint: object, value: object, *, operation: str) -> Any:
         """Return ``value`` as JSON-ready data, checked against the declared type.
@@ -224,7 +224,7 @@ class CodecRegistry:
                 entry.check(value)
             return entry.converter.dump(value)
         except Exception as error:  # noqa: BLE001 - custom codecs may raise anything
-            raise _mapping_error(operation, error) from error
+            raise _mapping_error(operation, error, type_hint) from error
 
     def from_json_ready(self, type_hint: object, data: object, *, operation: str = "decode") -> Any:
         """Build a value of the declared type from JSON-ready data (see :func:`to_json_ready`).
@@ -240,7 +240,7 @@ class CodecRegistry:
                 entry.check(value)
             return value
         except Exception as error:  # noqa: BLE001 - custom codecs may raise anything
-            raise _mapping_error(operation, error) from error
+            raise _mapping_error(operation, error, type_hint) from error
 
     def _entry(self, type_hint: object) -> _Entry:
         try:
@@ -277,9 +277,17 @@ class CodecRegistry:
         return f"CodecRegistry(custom={sorted(hint_name(hint) for hint in self._codecs)})"
 
 
-def _mapping_error(operation: str, error: Exception) -> ValueMappingError:
+def _mapping_error(operation: str, error: Exception, type_hint: object) -> ValueMappingError:
     if isinstance(error, ValueMappingError):
         return error
+    if isinstance(error, RecursionError):
+        # A list that contains itself (or a very deep nesting) must not surface as a bare
+        # "maximum recursion depth exceeded" with no hint of which value or type is involved.
+        detail = (
+            f"the value for {hint_name(type_hint)} is nested too deeply or contains itself "
+            "(a cycle); only finite, acyclic values can be encoded"
+        )
+        return ValueMappingError(operation, detail)
     detail = str(error) or type(error).__name__
     return ValueMappingError(operation, detail)
 

@@ -227,17 +227,25 @@ class BadAttributeValue(BadOutput):
         return dead_end()
 
 
+def _cycle() -> list[object]:
+    looped: list[object] = [1]
+    looped.append(looped)
+    return looped
+
+
 UNENCODABLE = [
-    (Opaque(), "got Opaque"),
-    ({1, 2}, "got set"),
-    (1 + 2j, "got complex"),
-    (lambda: 1, "got function"),
+    (Opaque(), "no codec for a value of type Opaque"),
+    (object(), "no codec for a value of type object"),
+    ({1, 2}, "no codec for a value of type set"),
+    (1 + 2j, "no codec for a value of type complex"),
+    (lambda: 1, "no codec for a value of type function"),
     (math.nan, "finite float"),
     ({(1, 2): 3}, "dict key"),
-    ([1, [2, Opaque()]], "got Opaque"),
-    ({"a": {"b": {1, 2}}}, "got set"),
+    ([1, [2, Opaque()]], "no codec for a value of type Opaque at [1][1]"),
+    ({"a": {"b": {1, 2}}}, "no codec for a value of type set at ['a']['b']"),
     (datetime(2026, 1, 1), "datetime"),
-    (range(3), "got range"),
+    (range(3), "no codec for a value of type range"),
+    (_cycle(), "contains itself (a cycle)"),
 ]
 
 
