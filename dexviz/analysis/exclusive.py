@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from dexviz.analysis._execution_fold import items, text
 from dexviz.analysis.executions import RunExecutions, RunSource, as_run
@@ -23,6 +24,8 @@ from dexviz.analysis.names import did_you_mean
 from dexviz.history import Event, EventKind
 
 __all__ = ["ExclusiveReport", "Holding", "Overlap", "exclusive_sections", "holdings"]
+
+_Row = TypeVar("_Row")
 
 
 @dataclass(frozen=True)
@@ -107,12 +110,27 @@ class ExclusiveReport:
         )
 
     def __str__(self) -> str:
-        return "\n".join(self._lines())
+        return self.describe()
+
+    def describe(self, max_rows: int | None = None) -> str:
+        """Return the readable table; ``str(report)`` is ``describe()``.
+
+        Args:
+            max_rows: At most this many rows of each section (holdings, overlaps, unreleased
+                holdings); a cut section ends with a line saying how many rows were left out.
+                None shows every row.
+
+        Raises:
+            ValueError: If ``max_rows`` is negative.
+        """
+        if max_rows is not None and max_rows < 0:
+            raise ValueError(f"max_rows must be None or at least 0, not {max_rows}")
+        return "\n".join(self._lines(max_rows))
 
     def _seconds(self, time_ns: int) -> str:
         return f"{(time_ns - self.start_ns) / 1e9:8.3f}"
 
-    def _lines(self) -> Iterator[str]:
+    def _lines(self, max_rows: int | None) -> Iterator[str]:
         verdict = "OK, no two holdings overlap" if self.ok else (
             f"FAILED, {len(self.overlaps)} overlapping pair(s)"
         )
@@ -120,14 +138,32 @@ class ExclusiveReport:
                f"(run {self.run_id}): {len(self.intervals)} holding(s), {verdict}")
         if self.intervals:
             yield f"  {'holder':<28} {'from s':>8} {'to s':>8}  end        released by"
-        for h in self.intervals:
+        shown, hidden = _cut(self.intervals, max_rows)
+        for h in shown:
             yield (f"  {h.holder:<28} {self._seconds(h.start_ns)} {self._seconds(h.end_ns)}  "
                    f"{h.end:<10} {h.released_by or '-'}")
-        for o in self.overlaps:
+        yield from _more(hidden, "holding(s)")
+        overlaps, hidden = _cut(self.overlaps, max_rows)
+        for o in overlaps:
             yield (f"  OVERLAP {o.first.holder} and {o.second.holder}: both held from "
                    f"{self._seconds(o.start_ns).strip()} s to {self._seconds(o.end_ns).strip()} s")
-        for h in self.unreleased:
+        yield from _more(hidden, "overlapping pair(s)")
+        unreleased, hidden = _cut(self.unreleased, max_rows)
+        for h in unreleased:
             yield f"  UNRELEASED {h.holder}: never published {self.channel!r} back"
+        yield from _more(hidden, "unreleased holding(s)")
+
+
+def _cut(rows: tuple[_Row, ...], max_rows: int | None) -> tuple[tuple[_Row, ...], int]:
+    """The rows to show and how many are left out."""
+    if max_rows is None or len(rows) <= max_rows:
+        return rows, 0
+    return rows[:max_rows], len(rows) - max_rows
+
+
+def _more(hidden: int, what: str) -> Iterator[str]:
+    if hidden:
+        yield f"  ... and {hidden} more {what} not shown"
 
 
 @dataclass

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Protocol, cast
 
 from dexviz.cli.common import (
+    DETAIL_LINES,
     EXIT_FAILED,
     EXIT_OK,
     RUN_OUTPUT_NAMES,
@@ -138,8 +139,9 @@ def _add_demo_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
         "demo",
         help="simulate the bundled contract-edit Flow and check its critical section",
         description=(
-            "Simulate the Critical Section seed's ContractEditFlow, print each reviewer's "
-            "record, write the run's history, and exit 1 if two saved edits overlap."
+            "Simulate the Critical Section seed's ContractEditFlow, print the reviewers' "
+            f"records (counts, then at most {DETAIL_LINES}), write the run's history and views, "
+            "and exit 1 if two saved edits overlap."
         ),
     )
     demo.add_argument(
@@ -159,7 +161,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     print(f"ContractEditFlow with {args.reviewers} reviewers, seed {args.seed}: {demo.status}")
     if demo.error_message:
         print(f"  error: {demo.error_message}")
-    for line in format_records(demo.records):
+    for line in summarize_records(demo.records, DETAIL_LINES):
         print(line)
     checked = _check_demo(demo)
     return max(checked, _write_demo_views(demo.run, out_dir))
@@ -193,11 +195,13 @@ def _simulate_contract_edits(*, seed: int, reviewers: int) -> DemoRun:
     return DemoRun(run=run, status=status, records=tuple(records))
 
 
-def format_records(records: Sequence[EditInterval]) -> list[str]:
+def format_records(records: Sequence[EditInterval], limit: int | None = None) -> list[str]:
     """Format one line per record: reviewer, outcome, start and finish relative to the first start.
 
     Args:
         records: The edit records in the order the Flow reported them.
+        limit: Format only the first ``limit`` records (times stay relative to the first start
+            of all of them); None formats every record.
 
     Returns:
         The lines, without trailing newlines.
@@ -205,14 +209,42 @@ def format_records(records: Sequence[EditInterval]) -> list[str]:
     if not records:
         return []
     origin = min(record.started_at_millis for record in records)
-    width = max(len(record.reviewer) for record in records)
+    shown = records if limit is None else records[:limit]
+    width = max((len(record.reviewer) for record in shown), default=0)
     # Seconds, as every other line of the demo's output (run summary, sections table).
     return [
         f"  {record.reviewer:<{width}}  {record.outcome:<9}  "
         f"{(record.started_at_millis - origin) / 1000:>7.3f} s .. "
         f"{(record.finished_at_millis - origin) / 1000:>7.3f} s"
-        for record in records
+        for record in shown
     ]
+
+
+def summarize_records(records: Sequence[EditInterval], limit: int) -> list[str]:
+    """The demo's record lines: the counts by outcome, then at most ``limit`` records.
+
+    Args:
+        records: The edit records in the order the Flow reported them.
+        limit: The most record lines to print; a last line says how many were left out.
+
+    Returns:
+        The lines, without trailing newlines (none for no records).
+    """
+    if not records:
+        return []
+    counts: dict[str, int] = {}
+    for record in records:
+        counts[record.outcome] = counts.get(record.outcome, 0) + 1
+    known = [outcome for outcome in _OUTCOMES if outcome in counts]
+    order = known + sorted(outcome for outcome in counts if outcome not in _OUTCOMES)
+    by_outcome = ", ".join(f"{counts[outcome]} {outcome}" for outcome in order)
+    lines = [f"  {len(records)} records: {by_outcome}", *format_records(records, limit)]
+    if len(records) > limit:
+        lines.append(f"  ... and {len(records) - limit} more records not shown")
+    return lines
+
+
+_OUTCOMES = ("saved", "failed", "withdrawn")
 
 
 def find_overlaps(records: Sequence[EditInterval]) -> list[tuple[EditInterval, EditInterval]]:
@@ -244,11 +276,17 @@ def _check_demo(demo: DemoRun) -> int:
         print(f"dexviz demo: the Flow ended {demo.status}, not COMPLETED", file=sys.stderr)
         return EXIT_FAILED
     overlaps = find_overlaps(demo.records)
-    for first, second in overlaps:
+    for first, second in overlaps[:DETAIL_LINES]:
         print(
             f"dexviz demo: saved edits overlap: {first.reviewer} "
             f"[{first.started_at_millis}, {first.finished_at_millis}] and {second.reviewer} "
             f"[{second.started_at_millis}, {second.finished_at_millis}]",
+            file=sys.stderr,
+        )
+    if len(overlaps) > DETAIL_LINES:
+        print(
+            f"dexviz demo: ... and {len(overlaps) - DETAIL_LINES} more overlapping pairs "
+            f"({len(overlaps)} in all)",
             file=sys.stderr,
         )
     if overlaps:

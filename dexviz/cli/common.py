@@ -19,6 +19,9 @@ RUN_OUTPUT_NAMES = (
     "exclusive-sections.txt",
 )
 """The files ``write_run_outputs`` may write into an output folder."""
+DETAIL_LINES = 10
+"""At most this many detail lines per table on stdout (records, holdings, overlaps); a note
+says how many more there are, and the written files hold every row."""
 MAX_MESSAGE_CHARS = 600
 """A stderr line longer than this is elided in the middle (a 5,000-character path, say)."""
 

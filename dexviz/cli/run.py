@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from dexviz.cli.common import (
+    DETAIL_LINES,
     EXIT_FAILED,
     EXIT_OK,
     RUN_OUTPUT_NAMES,
@@ -155,7 +156,7 @@ def cmd_history(args: argparse.Namespace) -> int:
     if args.out is None:
         from dexviz.viz.run_outputs import summarize_run
 
-        summary = summarize_run(history, channel=args.channel)
+        summary = summarize_run(history, channel=args.channel, max_rows=DETAIL_LINES)
         print(summary)
         return _exit_code(summary)
     return write_views(history, Path(args.out), args.channel)
@@ -180,7 +181,7 @@ def write_views(history: Any, out_dir: Path, channel: str | None) -> int:
     check_channel(history, channel)
     prepare_out_dir(out_dir, RUN_OUTPUT_NAMES)
     paths = write_run_outputs(history, out_dir, channel=channel)
-    summary = summarize_run(history, channel=channel)
+    summary = summarize_run(history, channel=channel, max_rows=DETAIL_LINES)
     print(summary)
     for path in paths.values():
         print(f"wrote {path}")

@@ -105,6 +105,8 @@ class RunSummary:
     duration_s: float
     report: ExclusiveReport | None
     failure: RunFailure | None = None
+    max_rows: int | None = None
+    """At most this many rows per table of the section report (None: all of them)."""
 
     def __str__(self) -> str:
         lines = [f"{self.flow_type} run {self.run_id}: {self.status} after {self.duration_s:.3f} s"
@@ -112,16 +114,22 @@ class RunSummary:
         if self.failure is not None:
             lines.append(f"  why: {self.failure.describe()}")
         if self.report is not None:
-            lines.append(str(self.report))
+            lines.append(self.report.describe(self.max_rows))
         return "\n".join(lines)
 
 
-def summarize_run(history: History, *, channel: str | None = None) -> RunSummary:
-    """Summarise the history's last run (with the exclusive-section report for ``channel``)."""
+def summarize_run(
+    history: History, *, channel: str | None = None, max_rows: int | None = None
+) -> RunSummary:
+    """Summarise the history's last run (with the exclusive-section report for ``channel``).
+
+    ``max_rows`` bounds the rows of each table of the section report when the summary is
+    printed (a note says how many were left out); ``exclusive-sections.txt`` always has them all.
+    """
     run = build_executions(history)
     return RunSummary(
         run.flow_type or run.flow_id, run.run_id, run.close.status if run.close else "RUNNING",
         len(run.events), len(run), (run.end_ns - run.start_ns) / 1e9,
         exclusive_sections(run, channel) if channel else None,
-        run_failure(run),
+        run_failure(run), max_rows,
     )

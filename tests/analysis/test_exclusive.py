@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import pytest
 
-from dexviz.analysis.exclusive import exclusive_sections, holdings
+from dexviz.analysis.exclusive import (
+    ExclusiveReport,
+    Holding,
+    Overlap,
+    exclusive_sections,
+    holdings,
+)
 from tests.analysis.factory import (
     TOKEN,
     canceled_holder_history,
@@ -81,3 +89,48 @@ def test_r168_simulated_contract_edit_never_overlaps(seed):
     assert len(report.intervals) == 8 and not report.unreleased
     holders = sorted(h.holder for h in report.intervals)
     assert holders == [f"EnterContractEdit-{n}" for n in range(1, 9)]
+
+
+def _holding(n: int, end: str = "published") -> Holding:
+    start = n * 10**9
+    holder = f"EnterContractEdit-{n}"
+    return Holding(TOKEN, holder, "EnterContractEdit", (holder,), (f"m-{n}",), start, 2 * n,
+                   start + 2 * 10**9, 2 * n + 1, None, end)
+
+
+def _report(count: int, end: str = "published") -> ExclusiveReport:
+    intervals = tuple(_holding(n, end) for n in range(1, count + 1))
+    overlaps = tuple(Overlap(a, b, b.start_ns, a.end_ns) for a, b in pairwise(intervals))
+    return ExclusiveReport(TOKEN, "flow-1", "run-1", 0, intervals, overlaps)
+
+
+def test_describe_with_max_rows_cuts_every_section_and_says_how_many_rows_are_left_out():
+    report = _report(25, end="closed")
+    lines = report.describe(max_rows=3).splitlines()
+    assert lines[0].endswith("25 holding(s), FAILED, 24 overlapping pair(s)")
+    assert [line.split()[0] for line in lines[2:5]] == [
+        "EnterContractEdit-1", "EnterContractEdit-2", "EnterContractEdit-3"]
+    assert lines[5] == "  ... and 22 more holding(s) not shown"
+    assert lines[6].startswith("  OVERLAP EnterContractEdit-1 and EnterContractEdit-2")
+    assert lines[9] == "  ... and 21 more overlapping pair(s) not shown"
+    assert lines[10] == f"  UNRELEASED EnterContractEdit-1: never published {TOKEN!r} back"
+    assert lines[13:] == ["  ... and 22 more unreleased holding(s) not shown"]
+
+
+def test_describe_without_max_rows_is_the_full_table():
+    report = _report(25)
+    assert report.describe() == str(report) == report.describe(max_rows=None)
+    assert len(str(report).splitlines()) == 2 + 25 + 24
+    assert "not shown" not in str(report)
+
+
+@pytest.mark.parametrize(("count", "max_rows", "cut"), [(3, 3, False), (4, 3, True), (1, 0, True)])
+def test_describe_adds_a_note_only_when_rows_are_left_out(count, max_rows, cut):
+    text = exclusive_sections(contract_edit_history(count=count), TOKEN).describe(max_rows)
+    assert ("more holding(s) not shown" in text) is cut
+    assert text.count("EnterContractEdit-") == min(count, max_rows)
+
+
+def test_describe_rejects_a_negative_max_rows():
+    with pytest.raises(ValueError, match="max_rows must be None or at least 0, not -1"):
+        _report(2).describe(max_rows=-1)

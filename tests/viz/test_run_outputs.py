@@ -58,6 +58,16 @@ def test_summary_names_the_run_and_the_verdict():
     text = str(summarize_run(contract_edit_run(0), channel=TOKEN))
     assert text.startswith("ContractEditFlow run ") and "COMPLETED after 28.000 s" in text
     assert "8 holding(s), OK" in text
+    assert text.count("  EnterContractEdit-") == 8 and "not shown" not in text
+
+
+def test_summary_with_max_rows_bounds_the_section_table_but_the_file_keeps_every_row(tmp_path):
+    history = contract_edit_run(0)
+    text = str(summarize_run(history, channel=TOKEN, max_rows=3))
+    assert text.count("  EnterContractEdit-") == 3
+    assert text.splitlines()[-1] == "  ... and 5 more holding(s) not shown"
+    written = write_run_outputs(history, tmp_path, channel=TOKEN)
+    assert written["exclusive"].read_text(encoding="utf-8").count("  EnterContractEdit-") == 8
 
 
 _CHILD = textwrap.dedent(
