@@ -96,7 +96,11 @@ class History(Sequence[Event]):
         """Return the history as JSON lines: a header, then one event per line (sorted keys).
 
         The header also holds the event count and the SHA-256 of the event lines, so that
-        :meth:`from_jsonl` can tell a cut-off or changed file from the original.
+        :meth:`from_jsonl` can tell a cut-off or changed file from the original, and, for a
+        slice such as ``history[10:]``, the first ``seq`` (the events keep theirs).
+
+        Raises:
+            ValueError: The events skip or repeat a ``seq`` (such as ``history[::2]``).
         """
         return dump_jsonl(self.flow_id, self._events)
 
@@ -109,7 +113,11 @@ class History(Sequence[Event]):
         return cls(parse_jsonl(text))
 
     def save(self, path: str | Path) -> Path:
-        """Write ``to_jsonl()`` to ``path`` and return the path."""
+        """Write ``to_jsonl()`` to ``path`` and return the path.
+
+        Raises:
+            ValueError: The events skip or repeat a ``seq``; nothing is written.
+        """
         target = Path(path)
         target.write_text(self.to_jsonl(), encoding="utf-8", newline="\n")
         return target

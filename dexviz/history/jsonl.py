@@ -2,6 +2,8 @@
 
 The writer escapes the characters Python's ``str.splitlines`` treats as line breaks (U+0085,
 U+2028, U+2029) and records in the header how many events follow and the SHA-256 of their lines.
+A slice of a history (``history[10:]``) keeps its events' ``seq``: the header then names the
+first one (``first_seq``), so the slice loads while a file that lost its first lines does not.
 The reader splits on newlines only and rejects, naming the line, anything dexviz would not have
 written: a missing, repeated or unknown header, a gap or repeat in ``seq``, an event of another
 Flow, time going backwards, NaN or Infinity, over-deep nesting, a cut-off or changed file.
@@ -37,7 +39,7 @@ FORMAT_VERSION = 1
 INT64_MAX = 2**63 - 1
 """``seq``, ``time_ns`` and ``attempt`` are 64-bit integers, as in Dex."""
 
-_HEADER_KEYS = frozenset({"format", "version", "flow_id", "events", "sha256"})
+_HEADER_KEYS = frozenset({"format", "version", "flow_id", "events", "sha256", "first_seq"})
 _REQUIRED_HEADER_KEYS = frozenset({"format", "version", "flow_id"})
 _LINE_BREAKS = {"\u0085": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"}
 _FIELDS: tuple[tuple[str, type, bool], ...] = (
@@ -58,20 +60,47 @@ class HistoryFormatError(ValueError):
     """A history file or text is malformed; the message names the file (if any) and the line."""
 
 
-def dump_jsonl(flow_id: str | None, events: Iterable[Event]) -> str:
-    """The JSON-lines text of a history: a header line, then one sorted-key event per line."""
+def dump_jsonl(flow_id: str | None, events: Sequence[Event]) -> str:
+    """The JSON-lines text of a history: a header line, then one sorted-key event per line.
+
+    The header names the first ``seq`` (``first_seq``) when it is not 1, as in a slice.
+
+    Raises:
+        ValueError: The events' ``seq`` are not consecutive from 1 or more (such as
+            ``history[::2]``): no reader could tell that file from a damaged one.
+    """
+    first_seq = _first_consecutive_seq(events)
     encode = json.JSONEncoder(
         sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
     ).encode
     body = "".join(_escape_line_breaks(encode(event.to_dict())) + "\n" for event in events)
-    header = {
+    header: dict[str, object] = {
         "events": body.count("\n"),
         "flow_id": flow_id,
         "format": FORMAT_NAME,
         "sha256": _digest(body),
         "version": FORMAT_VERSION,
     }
+    if first_seq != 1:
+        header["first_seq"] = first_seq
     return json.dumps(header, sort_keys=True, separators=(",", ":")) + "\n" + body
+
+
+def _first_consecutive_seq(events: Sequence[Event]) -> int:
+    """The first event's ``seq`` (1 when there is none), after checking that each is the next."""
+    if not events:
+        return 1
+    first = events[0].seq
+    if first < 1:
+        raise ValueError(f"cannot write a history whose first event has seq {first} (1-based)")
+    for index, event in enumerate(events):
+        if event.seq != first + index:
+            raise ValueError(
+                f"cannot write a history whose events skip or repeat seq numbers: event {index} "
+                f"has seq {event.seq} after seq {events[index - 1].seq}; save consecutive events "
+                "(the whole history, or a slice such as history[10:20]), not a selection"
+            )
+    return first
 
 
 def read_history_file(path: Path) -> bytes:
@@ -178,6 +207,7 @@ class _Header:
     flow_id: str | None
     events: int | None
     sha256: str | None
+    first_seq: int | None = None
 
     @classmethod
     def read(cls, line: str, unterminated: bool) -> _Header:
@@ -197,7 +227,12 @@ class _Header:
         if unknown or missing:
             what = f"unknown header field {unknown[0]!r}" if unknown else f"no {missing[0]!r}"
             raise HistoryFormatError(f"line 1: {what}")
-        return cls(_header_flow_id(record), _header_count(record), _header_digest(record))
+        return cls(
+            _header_flow_id(record),
+            _header_count(record),
+            _header_digest(record),
+            _header_first_seq(record),
+        )
 
 
 def _header_flow_id(record: Mapping[str, Any]) -> str | None:
@@ -212,6 +247,15 @@ def _header_count(record: Mapping[str, Any]) -> int | None:
     if count is not None and (type(count) is not int or not 0 <= count <= INT64_MAX):
         raise HistoryFormatError(f"line 1: header events must be a count, got {_short(count)}")
     return count
+
+
+def _header_first_seq(record: Mapping[str, Any]) -> int | None:
+    first = record.get("first_seq")
+    if first is not None and (type(first) is not int or not 1 <= first <= INT64_MAX):
+        raise HistoryFormatError(
+            f"line 1: header first_seq must be a seq (1 or more), got {_short(first)}"
+        )
+    return first
 
 
 def _header_digest(record: Mapping[str, Any]) -> str | None:
@@ -246,11 +290,13 @@ class _EventChecker:
                 f"{_short(flow_id)}"
             )
         previous = self.events[-1] if self.events else None
-        expected = 1 if previous is None else previous.seq + 1
+        first_seq = self.header.first_seq
+        expected = (first_seq or 1) if previous is None else previous.seq + 1
         if event.seq != expected:
             after = "the header" if previous is None else f"seq {previous.seq}"
+            why = ", the header's first_seq" if previous is None and first_seq else ""
             raise HistoryFormatError(
-                f"line {number}: seq {event.seq} does not follow {after} (expected {expected})"
+                f"line {number}: seq {event.seq} does not follow {after} (expected {expected}{why})"
             )
         if previous is not None and event.time_ns < previous.time_ns:
             raise HistoryFormatError(
@@ -261,6 +307,11 @@ class _EventChecker:
     def finish(self, lines: Sequence[str]) -> list[Event]:
         header = self.header
         last = len(lines)
+        if header.first_seq is not None and not self.events:
+            raise HistoryFormatError(
+                f"line {last}: the header's first_seq {header.first_seq} announces events, the "
+                "file has none"
+            )
         if header.events is not None and header.events != len(self.events):
             raise HistoryFormatError(
                 f"line {last}: the header announces {header.events} events, the file has "
