@@ -112,9 +112,28 @@ class SimRunner:
         """Start the coroutine as a Task; report when it finishes. Returns the Task."""
         context = contextvars.copy_context()
         context.run(handler_clock.set, self._clock)
-        task = self._loop().start_task(guard_exits(context.run(handler, *args)), context)
-        task.add_done_callback(lambda t: done(*_task_outcome(t)))
+        coroutine = context.run(handler, *args)
+        task = self._loop().start_task(guard_exits(coroutine), context)
+
+        def finished(task: asyncio.Task[Any]) -> None:
+            if task.cancelled():
+                close_unstarted(coroutine)
+            done(*_task_outcome(task))
+
+        task.add_done_callback(finished)
         return task
+
+
+def close_unstarted(awaitable: Any) -> None:
+    """Close a handler's coroutine that never started (its Task was cancelled first).
+
+    Cancelling a Task before its first step throws into ``guard_exits`` before it awaited the
+    handler, so the handler's coroutine would otherwise be reported as "never awaited".
+    """
+    if inspect.iscoroutine(awaitable) and (
+        inspect.getcoroutinestate(awaitable) == inspect.CORO_CREATED
+    ):
+        awaitable.close()
 
 
 def _task_outcome(
