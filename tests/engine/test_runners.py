@@ -41,17 +41,22 @@ LOCK = Attribute("lock", int)
 
 
 @contextmanager
-def unawaited_coroutines() -> Iterator[list[str]]:
-    """Collect the "never awaited" RuntimeWarnings raised until the block ends (after a GC)."""
+def unawaited_coroutines(*names: str) -> Iterator[list[str]]:
+    """Collect the "never awaited" RuntimeWarnings about coroutines named ``names``.
+
+    Garbage left by earlier tests is collected first, and only the named coroutines count, so
+    the warnings are those of what the block ran (checked after a GC at its end).
+    """
+    gc.collect()
     found: list[str] = []
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         yield found
         gc.collect()
     found.extend(
-        str(w.message)
-        for w in caught
-        if issubclass(w.category, RuntimeWarning) and "never awaited" in str(w.message)
+        message
+        for message in (str(w.message) for w in caught if issubclass(w.category, RuntimeWarning))
+        if "never awaited" in message and any(f"'{name}'" in message for name in names)
     )
 
 
@@ -94,7 +99,7 @@ def test_r104_an_attempt_timed_out_before_its_task_started_leaves_no_unawaited_c
     raced = 0
     for seed in range(12):
         late = Late()
-        with unawaited_coroutines() as unawaited:
+        with unawaited_coroutines("Late.execute", "Holder.execute", "guard_exits") as unawaited:
             run = simulate(AdHocFlow("Race", Fanout(), [Holder(), late], [LOCK]), 0, seed=seed)
             failed = [
                 e for e in run.history.of_kind(EventKind.ATTEMPT_FAILED) if e.step_type == "Late"
@@ -136,7 +141,8 @@ def test_a_task_cancelled_before_its_first_step_closes_the_handler_coroutine() -
         return value
 
     outcomes, done = _recorder()
-    with unawaited_coroutines() as unawaited:
+    name = "test_a_task_cancelled_before_its_first_step_closes_the_handler_coroutine.<locals>"
+    with unawaited_coroutines(f"{name}.handler", "guard_exits") as unawaited:
         task = runner.run_async(handler, (None, 1), done)
         task.cancel()
         _drain(scheduler)
@@ -159,7 +165,8 @@ def test_a_started_handler_runs_to_its_end_or_to_its_cancellation(cancel: bool) 
         return value * 2
 
     outcomes, done = _recorder()
-    with unawaited_coroutines() as unawaited:
+    name = "test_a_started_handler_runs_to_its_end_or_to_its_cancellation.<locals>.handler"
+    with unawaited_coroutines(name, "guard_exits") as unawaited:
         task = runner.run_async(handler, (None, 21), done)
         scheduler.pop()()  # the Task's first step: the handler starts and sleeps
         if cancel:
