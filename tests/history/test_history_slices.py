@@ -208,3 +208,12 @@ def test_dexviz_history_summarises_a_saved_slice(tmp_path: Path, capsys: Any) ->
     path = WHOLE[10:].save(tmp_path / "slice.jsonl")
     assert cli_main(["history", str(path)]) == 0
     assert "COMPLETED" in capsys.readouterr().out
+
+
+def test_the_html_replay_of_a_loaded_slice_is_the_slice_s(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    from dexviz.report import report_html
+
+    piece = WHOLE[10:]
+    loaded = History.load(piece.save(tmp_path / "slice.jsonl"))
+    assert report_html(loaded) == report_html(piece)
