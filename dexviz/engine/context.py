@@ -21,6 +21,13 @@ DELETED: Any = object()
 """Marks a staged Attribute deletion."""
 
 
+def record_heartbeat(ex: Execution, value: Any, now_ns: int) -> None:
+    """Record a beat of ``ex`` at ``now_ns`` and its checkpoint ``value`` (if any)."""
+    ex.last_beat_ns = now_ns
+    ex.has_heartbeat = value is not ABSENT
+    ex.last_heartbeat = None if value is ABSENT else value
+
+
 class Staged:
     """Everything one attempt stages; committed together only if the attempt succeeds (R21).
 
@@ -39,7 +46,16 @@ class Staged:
 
 
 class InvocationContext(AsyncContext):
-    """One handler invocation's Context: ids, attempt, snapshot reads and staged effects."""
+    """One handler invocation's Context: ids, attempt, snapshot reads and staged effects.
+
+    One is made per attempt, so it is a ``__slots__`` object whose costlier parts are made on
+    first use: the staged effects (most attempts stage nothing, or one publication) and the
+    ``where`` text that names the Flow, Step and method in error messages.
+    """
+
+    __slots__ = ("_run", "_execution", "_method", "_attempt", "_snapshot", "_codecs",
+                 "_where_text", "_rpc_name", "_runtime", "_subflows", "rpc_options", "is_async",
+                 "_staged", "canceled")  # fmt: skip
 
     def __init__(
         self,
@@ -50,9 +66,9 @@ class InvocationContext(AsyncContext):
         snapshot: dict[str, Any],
         codecs: CodecRegistry,
         *,
-        where: str,
+        where: str | None = None,
         rpc_name: str | None = None,
-        on_heartbeat: Callable[[Any], None] | None = None,
+        runtime: Any = None,
         subflows: Any = None,
     ) -> None:
         self._run = run
@@ -61,18 +77,52 @@ class InvocationContext(AsyncContext):
         self._attempt = attempt
         self._snapshot = snapshot
         self._codecs = codecs
-        self._where = where
+        self._where_text = where
         self._rpc_name = rpc_name
-        self._on_heartbeat = on_heartbeat
+        # A Step attempt's heartbeats and Stream writes go to the runtime (None for an RPC).
+        self._runtime = runtime
         self._subflows = subflows
         self.rpc_options: Any = None
         self.is_async = False
-        self.stream_writer: Callable[[Any, Any], None] | None = None
-        self.staged = Staged()
+        self._staged: Staged | None = None
         self.canceled = False
 
     def __repr__(self) -> str:
         return f"<Context {self._where} attempt {self._attempt}>"
+
+    @property
+    def _where(self) -> str:
+        """``Flow 'T', Step Type-N method``: how messages name this invocation."""
+        text = self._where_text
+        if text is None:
+            ex = self._execution
+            step = ex.execution_id if ex is not None else "?"
+            text = self._where_text = (
+                f"Flow {self._run.definition.flow_type!r}, Step {step} {self._method}"
+            )
+        return text
+
+    @property
+    def staged(self) -> Staged:
+        """What this attempt staged so far (created on first use)."""
+        staged = self._staged
+        if staged is None:
+            staged = self._staged = Staged()
+        return staged
+
+    @property
+    def stages_nothing(self) -> bool:
+        """Whether the attempt staged no effect at all (without creating the container)."""
+        return self._staged is None
+
+    @property
+    def stream_writer(self) -> Callable[[Any, Any], Any] | None:
+        """How this attempt writes to a Stream now (R180); None outside WaitFor and Execute."""
+        runtime, ex = self._runtime, self._execution
+        if runtime is None or ex is None:
+            return None
+        flow_id, source = self._run.flow_id, f"#{ex.execution_id}"
+        return lambda stream, value: runtime.write_stream(flow_id, stream, source, value)
 
     # -- identity -------------------------------------------------------------------------
     @property
@@ -165,8 +215,9 @@ class InvocationContext(AsyncContext):
 
     def record_heartbeat(self, value: object = ABSENT) -> None:
         """What ``await heartbeat(v)`` and a yielded ``heartbeat(v)`` do (R107)."""
-        if self._on_heartbeat is not None:
-            self._on_heartbeat(value)
+        ex = self._execution
+        if self._runtime is not None and ex is not None:
+            record_heartbeat(ex, value, self._runtime.now())
 
     # -- attributes -----------------------------------------------------------------------
     def _declared_attribute(self, definition: Any) -> None:
@@ -220,12 +271,16 @@ class InvocationContext(AsyncContext):
             )
 
     def _publish_channel(self, definition: Any, instance: str | None, value: Any) -> None:
-        self._declared_channel(definition)
+        if self._run.definition.channels.get(getattr(definition, "name", "")) is not definition:
+            self._declared_channel(definition)  # an equal declaration passes; others raise
         key = definition.physical_name(instance)
         copy = self._codecs.roundtrip(
             definition.value_type, value, operation=f"{self._where}: publish to Channel {key!r}"
         )
-        self.staged.publishes.append((key, copy))
+        staged = self._staged
+        if staged is None:
+            staged = self._staged = Staged()
+        staged.publishes.append((key, copy))
 
     def _channel_size(self, definition: Any, instance: str | None) -> int:
         self._declared_channel(definition)
@@ -292,7 +347,8 @@ class InvocationContext(AsyncContext):
     # -- streams --------------------------------------------------------------------------
     def _write_stream(self, definition: Any, value: Any) -> StepOutput | None:
         """Write now from an async handler; a sync generator gets a StepOutput to yield (R180)."""
-        if self.stream_writer is None:
+        writer = self.stream_writer
+        if writer is None:
             raise RuntimeError(
                 f"{self._where}: Streams can only be written from WaitFor or Execute"
             )
@@ -307,14 +363,15 @@ class InvocationContext(AsyncContext):
             operation=f"{self._where}: write Stream {definition.name!r}",
         )
         if self.is_async:
-            self.stream_writer(definition, copy)
+            writer(definition, copy)
             return None
         return stream_output(definition, copy)
 
     def write_stream_now(self, definition: Any, value: Any) -> None:
         """Append a yielded Stream write (called while a generator handler runs)."""
-        if self.stream_writer is not None:
-            self.stream_writer(definition, value)
+        writer = self.stream_writer
+        if writer is not None:
+            writer(definition, value)
 
     # -- subflows -------------------------------------------------------------------------
     def _subflow_result(self, index: int) -> FlowResult:

@@ -219,13 +219,8 @@ class Engine:
         produced: list[Event] = []
         try:
             with relaxed_gc():
-                for _ in range(max_units):
-                    events = self._rt.run_unit()
-                    if events is None:
-                        return produced
-                    produced.extend(events)
-                    if predicate is not None and any(predicate(e) for e in events):
-                        return produced
+                if self._rt.drive(produced, max_units, predicate):
+                    return produced
             raise self._limit(max_units)
         finally:
             self._acknowledge()

@@ -1,13 +1,18 @@
 """FastPath: the common transitions, in one place, recording what the general path records.
 
 Most transitions are a synchronous ``execute`` that returns ``go_to``, ``dead_end`` or
-``graceful_complete``, or a synchronous ``wait_for`` that returns a Wait on declared Channels,
-with no locks and no faults planned, in simulation. For those this module runs the attempt
-and commits its result with the per-Step settings worked out once, no closure per handler
-call, and no message text built before an error. Anything else, and any
-check that fails, is handed to the general path (:mod:`dexviz.engine.invoke`,
-:mod:`dexviz.engine.decide`) at the point where the two would diverge, so errors, retries and
-histories are the general path's own. Both paths emit the same events in the same order.
+``graceful_complete`` (perhaps after publishing), or a synchronous ``wait_for`` that returns a
+Wait on one declared Channel, with no locks and no faults planned, in simulation. For those
+this module runs the attempt and commits its result with the per-Step settings worked out
+once, no closure per handler call, events appended straight to the unit's commit buffer, and
+no message text built before an error. Anything else, and any check that fails, is handed to
+the general path (:mod:`dexviz.engine.invoke`, :mod:`dexviz.engine.decide`,
+:mod:`dexviz.engine.waits`) at the point where the two would diverge, so errors, retries and
+histories are the general path's own. Both paths emit the same events in the same order
+(``tests/engine/test_fast_path.py`` compares them byte for byte).
+
+The functions here are longer than elsewhere on purpose: each call is a measurable share of a
+transition (``make bench`` counts calls per transition), so the steps of one commit are inlined.
 """
 
 from __future__ import annotations
@@ -15,19 +20,16 @@ from __future__ import annotations
 from types import GeneratorType
 from typing import TYPE_CHECKING, Any
 
-from dexviz.engine.context import InvocationContext, Staged
-from dexviz.engine.decide import (
-    DEFAULT_OPTIONS,
-    decision_values,
-    execute_completed_payload,
-)
-from dexviz.engine.effects import apply_publishes, emit_published, staged_values
-from dexviz.engine.invoke import record_heartbeat
+from dexviz.engine.context import InvocationContext
+from dexviz.engine.decide import DEFAULT_OPTIONS
+from dexviz.engine.effects import published_payload
+from dexviz.engine.invoke import QueuedStart
 from dexviz.engine.runners import HANDLER_EXITS, drain
-from dexviz.engine.state import Execution, FlowRun, Phase
-from dexviz.history.event import LazyPayload
+from dexviz.engine.simple_wait import SimpleWait
+from dexviz.engine.state import Execution, FlowRun, Message, Phase
+from dexviz.engine.waits import WaitForCompleted
+from dexviz.history.event import Event, LazyPayload
 from dexviz.history.kinds import EventKind
-from dexviz.sdk.clock import handler_clock
 from dexviz.sdk.codec import to_json_ready
 from dexviz.sdk.decision import DecisionKind, StepDecision
 from dexviz.sdk.definitions import FlowDefinition, StepDefinition
@@ -41,24 +43,34 @@ if TYPE_CHECKING:
 _NEXT = DecisionKind.NEXT
 _GRACEFUL = DecisionKind.GRACEFUL_COMPLETE
 _DEAD_END = DecisionKind.DEAD_END
+_QUEUED = Phase.QUEUED
 _EXECUTE = Phase.EXECUTE
 _WAIT_FOR = Phase.WAIT_FOR
+_WAITING = Phase.WAITING
 _DONE = Phase.DONE
 _ATTEMPT_STARTED = EventKind.ATTEMPT_STARTED
 _EXECUTE_COMPLETED = EventKind.STEP_EXECUTE_COMPLETED
+_WAIT_FOR_COMPLETED = EventKind.STEP_WAIT_FOR_COMPLETED
+_CREATED = EventKind.STEP_EXECUTION_CREATED
+_PUBLISHED = EventKind.MESSAGE_PUBLISHED
+_SCALARS = frozenset({type(None), str, bool, int})
+"""Value types that are JSON-ready as they are (``to_json_ready`` returns the value itself)."""
 _RUNNING = FlowStatus.RUNNING
 _INT64 = (-(2**63), 2**63 - 1)
 _NO_ATTRIBUTES: dict[str, Any] = {}
 """The snapshot of a run without Attributes, shared: contexts only read their snapshot."""
 _SAME_COPY = frozenset({str, bool, int})
 """Types whose checked copy is the value itself (ints within int64; floats are checked)."""
+_NO_STAGED: tuple[dict[str, Any], dict[str, Any], tuple[str, ...]] = ({}, {}, ())
+_new_event = tuple.__new__
 
 
 class StepSettings:
     """What the fast path needs of one registered Step, worked out on its first execution."""
 
     __slots__ = ("step", "options", "execute", "wait_for", "fast_execute", "fast_wait_for",
-                 "input_type")  # fmt: skip
+                 "input_type", "step_type", "first_method", "has_wait_for",
+                 "targets")  # fmt: skip
 
     def __init__(self, step: StepDefinition) -> None:
         self.step = step
@@ -66,6 +78,11 @@ class StepSettings:
         self.execute = step.step.execute
         self.wait_for = step.step.wait_for if step.has_wait_for else None
         self.input_type = step.input_type if step.input_type in _SAME_COPY else None
+        self.step_type = step.step_type
+        self.has_wait_for = step.has_wait_for
+        self.first_method = "wait_for" if step.has_wait_for else "execute"
+        # The go_to targets of the Flow this Step belongs to (see FastPath._targets_of).
+        self.targets: tuple[FlowDefinition, dict[Any, StepSettings]] | None = None
         options = self.options
         # Sync handlers in simulation run inline: no task, so no method timeout or heartbeat
         # window is armed; locks need the general path's queueing.
@@ -91,8 +108,6 @@ class FastPath:
     def __init__(self, runtime: Runtime) -> None:
         self._rt = runtime
         self._settings: dict[int, StepSettings] = {}
-        self._targets: dict[int, tuple[FlowDefinition, dict[Any, StepDefinition]]] = {}
-        self._clock = runtime.clock_millis
         self.enabled = True
         """Off sends every attempt down the general path (tests compare the two)."""
 
@@ -103,78 +118,78 @@ class FastPath:
             found = self._settings[id(step)] = StepSettings(step)
         return found
 
-    def try_start(self, run: FlowRun, ex: Execution, method: str) -> bool:
-        """Run attempt 1 of ``method`` if it qualifies; False: the general path runs it."""
+    def start(self, run: FlowRun, ex: Execution, method: str) -> None:
+        """Run attempt 1 of ``method``: here if it qualifies, else on the general path."""
+        self.start_unit(QueuedStart.of(self._rt.invoker, run, ex, method))
+
+    def start_unit(self, unit: QueuedStart) -> None:
+        """Run a queued first attempt: here if it qualifies, else on the general path."""
+        _, run, ex, method, settings = unit
+        # run.is_open, inlined: this runs on every transition.
+        if not ex.active or run.status is not _RUNNING or run.closing:
+            return
         rt = self._rt
         faults = rt.faults
-        if not self.enabled or rt.sim is None or faults.failures or faults.budget is not None:
-            return False
         step = ex.step
-        settings = self._settings.get(id(step))
         if settings is None or settings.step is not step:
             settings = self.settings(step)
-        if ex.options is not settings.options:
-            return False
         value = ex.input
         input_type = settings.input_type
-        if type(value) is not input_type or (
-            input_type is int and not _INT64[0] <= value <= _INT64[1]
+        if (
+            self.enabled
+            and rt.sim is not None
+            and not faults.failures
+            and faults.budget is None
+            and ex.options is settings.options
+            # same_copy, inlined: a None input is its own copy too.
+            and (type(value) is input_type or value is None)
+            and (input_type is not int or value is None or _INT64[0] <= value <= _INT64[1])
+            and (settings.fast_execute if method == "execute" else settings.fast_wait_for)
         ):
-            # same_copy, inlined: this runs on every transition.
-            if value is not None:
-                return False
-        if method == "execute":
-            if not settings.fast_execute:
-                return False
-            self._execute(run, ex, settings)
-            return True
-        if not settings.fast_wait_for:
-            return False
-        self._wait_for(run, ex, settings)
-        return True
+            self._attempt(run, ex, method, settings)
+        else:
+            rt.invoker.start_general(run, ex, method)
 
-    def _call(
-        self, run: FlowRun, ex: Execution, method: str, handler: Any
-    ) -> tuple[InvocationContext, Any] | None:
-        """Start attempt 1 and call the handler; None when its error went to the general path."""
+    def _attempt(self, run: FlowRun, ex: Execution, method: str, settings: StepSettings) -> None:
+        """Start attempt 1, call the handler, and commit its result (or hand it over)."""
         rt = self._rt
+        recorder = rt.recorder
         # The phase setter, inlined (the execution is active: it was queued).
         ex._phase = _EXECUTE if method == "execute" else _WAIT_FOR
-        ex.active = True
         ex.method = method
-        ex.first_started_ns = rt.scheduler.now_ns
+        now = rt.scheduler.now_ns
+        ex.first_started_ns = now
         ex.attempt = 1
-        ex.attempt_token += 1
+        token = ex.attempt_token = ex.attempt_token + 1
         ex.pending_unit = None
-        token = ex.attempt_token
-        rt.recorder.emit(run, _ATTEMPT_STARTED, ex)
+        # Recorder.emit, inlined.
+        pending = recorder._pending
+        entry = pending.get(run.flow_id)
+        if entry is None:
+            events: list[Event] = []
+            pending[run.flow_id] = (run, events)
+        else:
+            events = entry[1]
+        run.seq += 1
+        events.append(
+            _new_event(Event, (run.seq, now, _ATTEMPT_STARTED, run.flow_id, run.run_id,
+                               ex.execution_id, settings.step_type, method, 1, _EMPTY))
+        )  # fmt: skip
         # Every retry reads the first attempt's snapshot (R22).
-        snapshot = dict(run.attributes) if run._attributes else _NO_ATTRIBUTES
+        snapshot = dict(run._attributes) if run._attributes else _NO_ATTRIBUTES
         ex.method_snapshot = snapshot
         ctx = InvocationContext(
-            run,
-            ex,
-            method,
-            1,
-            snapshot,
-            rt.codecs,
-            where=f"Flow {run.definition.flow_type!r}, Step {ex.execution_id} {method}",
-            # heartbeat_writer and Runtime.stream_writer, inlined: made on every transition.
-            on_heartbeat=lambda value: record_heartbeat(ex, value, rt.now()),
-            subflows=rt.subflows,
+            run, ex, method, 1, snapshot, rt.codecs, runtime=rt, subflows=rt.subflows
         )
-        flow_id, source = run.flow_id, f"#{ex.execution_id}"
-        ctx.stream_writer = lambda stream, value: rt.write_stream(flow_id, stream, source, value)
-        clock = handler_clock.set(self._clock)
         try:
-            result: Any = handler(ctx, ex.input)
+            result: Any = (settings.execute if method == "execute" else settings.wait_for)(
+                ctx, ex.input
+            )
             if type(result) is GeneratorType:
                 result = drain(result, ctx)
         except (Exception, *HANDLER_EXITS) as error:  # noqa: BLE001 - a failed attempt
-            handler_clock.reset(clock)
             rt.invoker.finished(run, ex, ctx, token, None, error, False)
-            return None
-        handler_clock.reset(clock)
+            return
         if (
             token != ex.attempt_token
             or not ex.active
@@ -186,108 +201,98 @@ class FastPath:
         ):
             # The handler drove the engine and its attempt no longer counts (R152).
             rt.invoker.finished(run, ex, ctx, token, result, None, False)
-            return None
-        return ctx, result
-
-    def _execute(self, run: FlowRun, ex: Execution, settings: StepSettings) -> None:
-        called = self._call(run, ex, "execute", settings.execute)
-        if called is None:
             return
-        ctx, result = called
-        if type(result) is not StepDecision or not self._commit(run, ex, ctx, result):
-            self._rt.invoker.finished(run, ex, ctx, ex.attempt_token, result, None, False)
-
-    def _wait_for(self, run: FlowRun, ex: Execution, settings: StepSettings) -> None:
-        called = self._call(run, ex, "wait_for", settings.wait_for)
-        if called is None:
+        if recorder._pending is not pending:
+            # The handler drove the engine, which committed what was buffered: start afresh.
+            events = recorder.buffer(run)
+        if method == "execute":
+            if type(result) is StepDecision:
+                moves = self._moves(run, ctx, result, settings)
+                if moves is not None:
+                    self._apply(run, ex, ctx, result, moves, events)
+                    return
+        elif type(result) is Wait and self._wait(run, ex, ctx, result, events):
             return
-        ctx, result = called
-        if type(result) is Wait and not result.subflows and _declared(run, result):
-            self._rt.waits.commit_wait_for(run, ex, ctx, result)
-        else:
-            self._rt.invoker.finished(run, ex, ctx, ex.attempt_token, result, None, False)
-
-    def _commit(
-        self, run: FlowRun, ex: Execution, ctx: InvocationContext, decision: StepDecision
-    ) -> bool:
-        """Commit a plain go_to, dead_end or graceful_complete.
-
-        Anything else returns False having changed nothing; the general path then checks it and
-        commits or rejects it.
-        """
-        staged = ctx.staged
-        if (
-            decision.canceling_steps
-            or decision.canceling_sibling_steps
-            or staged.writes
-            or staged.deletes
-        ):
-            return False
-        moves = self._moves(run, decision)
-        if moves is None:
-            return False
-        self._apply(run, ex, staged, decision, moves)
-        return True
+        rt.invoker.finished(run, ex, ctx, token, result, None, False)
 
     def _moves(
-        self, run: FlowRun, decision: StepDecision
-    ) -> list[tuple[StepDefinition, Any, Any]] | None:
-        """The checked movements of a decision, or None when the general path must decide."""
+        self, run: FlowRun, ctx: InvocationContext, decision: StepDecision, settings: StepSettings
+    ) -> list[Any] | None:
+        """The checked targets and inputs of a decision, or None when the general path decides.
+
+        A list of alternating StepSettings and input values (no tuple per movement). None
+        also for staged writes, deletions or recorded events and for cancellation selectors.
+        """
+        staged = ctx._staged
+        if (
+            staged is not None
+            and (staged.writes or staged.deletes or staged.events or staged.locals)
+            or decision.canceling_steps
+            or decision.canceling_sibling_steps
+        ):
+            return None
         kind = decision.kind
         if kind is _NEXT:
             if not decision.movements or decision.has_output:
                 return None
-            moves: list[tuple[StepDefinition, Any, Any]] = []
-            targets = self._targets_of(run.definition)
+            moves: list[Any] = []
+            found = settings.targets
+            if found is None or found[0] is not run.definition:
+                found = settings.targets = self._targets_of(run.definition)
+            targets = found[1]
             for movement in decision.movements:
                 target = movement.step
-                step = targets.get(target) if isinstance(target, type) else None
-                if step is None:
+                target = targets.get(target) if isinstance(target, type) else None
+                if target is None or movement.options is not None:
                     return None
                 value = movement.input
                 value_type = type(value)
                 # same_copy, inlined, and only for immutable scalars: anything else needs the
                 # general path's checked copy, so a caller's later mutation cannot reach it.
                 if value is not None and (
-                    value_type is not step.input_type
-                    or value_type not in _SAME_COPY
+                    value_type is not target.input_type
                     or (value_type is int and not _INT64[0] <= value <= _INT64[1])
                 ):
                     return None
-                moves.append((step, value, movement.options))
+                moves += (target, value)
             return moves
-        if decision.movements:
+        if decision.movements or kind is not _DEAD_END and kind is not _GRACEFUL:
             return None
         if kind is _DEAD_END:
             return None if decision.has_output else []
-        if kind is _GRACEFUL:
-            output = decision.output
-            plain = output is None or same_copy(
-                output, type(output) if type(output) in _SAME_COPY else None
-            )
-            return [] if plain else None
-        return None
+        output = decision.output
+        plain = output is None or same_copy(
+            output, type(output) if type(output) in _SAME_COPY else None
+        )
+        return [] if plain else None
 
-    def _targets_of(self, definition: FlowDefinition) -> dict[Any, StepDefinition]:
+    def _targets_of(
+        self, definition: FlowDefinition
+    ) -> tuple[FlowDefinition, dict[Any, StepSettings]]:
         """Step classes registered exactly once, by class: a go_to target is one lookup."""
-        found = self._targets.get(id(definition))
-        if found is None or found[0] is not definition:
-            table = {cls: steps[0] for cls, steps in definition.by_class.items() if len(steps) == 1}
-            found = self._targets[id(definition)] = (definition, table)
-        return found[1]
+        table = {
+            cls: self.settings(steps[0])
+            for cls, steps in definition.by_class.items()
+            if len(steps) == 1 and isinstance(cls, type)
+        }
+        return definition, table
 
     def _apply(
         self,
         run: FlowRun,
         ex: Execution,
-        staged: Staged,
+        ctx: InvocationContext,
         decision: StepDecision,
-        moves: list[tuple[StepDefinition, Any, Any]],
+        moves: list[Any],
+        events: list[Event],
     ) -> None:
         """Commit in the general path's order: effects, end, new executions, events, close."""
         rt = self._rt
         decisions = rt.decisions
-        messages = apply_publishes(run, staged) if staged.publishes else []
+        staged = ctx._staged
+        messages = (
+            self._publish(run, staged.publishes) if staged is not None and staged.publishes else ()
+        )
         ex._reserved = None  # consumed for good now that the Execute committed
         if ex.heartbeat_timer is None and ex.method_timeout is None and ex.pending_unit is None:
             # Closing.finish with nothing to cancel, inlined.
@@ -300,44 +305,158 @@ class FastPath:
         if rt._locks:  # no run has a lock table: nothing to release (two calls less)
             rt.release_locks(run, ex)
         source = ex.execution_id
-        new = (
-            [
-                decisions.create_execution(run, step, value, options, source)
-                for step, value, options in moves
-            ]
-            if moves and run.status is _RUNNING and not run.closing
-            else []
-        )
         published = tuple(m.message_id for m in messages) if messages else ()
-        if staged.locals or staged.events:
-            payload = LazyPayload(
-                execute_completed_payload,
-                ex.first_started_ns,
-                ex.attempt,
-                decision_values(decision, new, [], None),
-                [],
-                published,
-                staged_values(staged),
-            )
-        else:
-            payload = PlainCompleted(
-                ex.first_started_ns,
-                ex.attempt,
-                decision,
-                published,
-                new[0] if len(new) == 1 else tuple(new),
-            )
-        rt.recorder.emit(run, _EXECUTE_COMPLETED, ex, payload)
+        # The new executions are filled in below, before anything reads the payload.
+        payload = PlainCompleted(ex.first_started_ns, ex.attempt, decision, published, ())
+        run.seq += 1
+        events.append(
+            _new_event(Event, (run.seq, rt.scheduler.now_ns, _EXECUTE_COMPLETED, run.flow_id,
+                               run.run_id, source, ex.step.step_type, ex.method or None,
+                               ex.attempt or None, payload))
+        )  # fmt: skip
         if messages:
-            emit_published(rt.recorder, run, messages, source, ex)
-        for execution in new:
-            decisions.announce(run, execution, "decision")
+            self._published(run, ex, messages, events)
+        if moves and run.status is _RUNNING and not run.closing:
+            payload._new = self._spawn(run, source, moves, events)
         if decision.kind is _GRACEFUL:
             decisions.close_decision(run, ex, decision, None)
         if messages:
-            rt.waits.wake(run, {m.channel for m in messages})
+            rt.waits.wake(run, {m.channel for m in messages} if len(messages) > 1 else (
+                messages[0].channel,
+            ))
         if run.graceful_requested:
             decisions.check_graceful(run)
+
+    def _publish(self, run: FlowRun, publishes: list[tuple[str, Any]]) -> list[Message]:
+        """effects.apply_publishes: queue staged publications in call order (R50)."""
+        messages: list[Message] = []
+        for key, value in publishes:
+            message = run.next_message(key, value)
+            queue = run.queue(key)
+            queue.append(message)
+            messages.append(message)
+        return messages
+
+    def _published(
+        self, run: FlowRun, ex: Execution, messages: list[Message], events: list[Event]
+    ) -> None:
+        """effects.emit_published: one MessagePublished per message, in publication order."""
+        now = self._rt.scheduler.now_ns
+        source = ex.execution_id
+        head = (run.flow_id, run.run_id, source, ex.step.step_type, ex.method or None,
+                ex.attempt or None)  # fmt: skip
+        for message in messages:
+            value = message.value
+            payload: Any
+            if type(value) in _SCALARS:
+                # published_payload's dict, built now: a scalar value is JSON-ready as it is.
+                payload = {"channel": message.channel, "message_id": message.message_id,
+                           "value": value, "publisher": source}  # fmt: skip
+            else:
+                payload = LazyPayload(
+                    published_payload, message.channel, message.message_id, value, source
+                )
+            run.seq += 1
+            events.append(_new_event(Event, (run.seq, now, _PUBLISHED, *head, payload)))
+
+    def _spawn(
+        self, run: FlowRun, source: str, moves: list[Any], events: list[Event]
+    ) -> Execution | tuple[Execution, ...]:
+        """Create, record and queue the executions of checked moves, in movement order (R16).
+
+        Decisions.create_execution and announce, inlined: ids are given in movement order and
+        each StepExecutionCreated follows in the same order, as on the general path.
+        """
+        rt = self._rt
+        now = rt.scheduler.now_ns
+        flow_id, run_id = run.flow_id, run.run_id
+        ready = rt.scheduler._ready if rt.sim is not None else None
+        invoker = rt.invoker
+        executions = run.executions
+        made: list[Execution] = []
+        for position in range(0, len(moves), 2):
+            settings: StepSettings = moves[position]
+            step_type = settings.step_type
+            # FlowRun.next_execution_id, inlined for the run's first Step type.
+            if step_type == run._first_type:
+                number = run._first_count = run._first_count + 1
+                execution_id = f"{step_type}-{number}"
+            else:
+                execution_id = run.next_execution_id(step_type)
+            value = moves[position + 1]
+            execution = Execution(execution_id, settings.step, value, source, settings.options)
+            execution.parent_key = source
+            executions[execution_id] = execution
+            run.active_count += 1
+            # A dict of scalars: what Decisions.announce records for a scalar input.
+            payload = {
+                "input": value,
+                "from_execution_id": source,
+                "reason": "decision",
+                "has_wait_for": settings.has_wait_for,
+            }
+            run.seq += 1
+            events.append(
+                _new_event(Event, (run.seq, now, _CREATED, flow_id, run_id, execution_id,
+                                   step_type, None, None, payload))
+            )  # fmt: skip
+            # Invoker.start_method_soon, inlined: a new execution is QUEUED already.
+            method = execution.method = settings.first_method
+            unit = _new_tuple(QueuedStart, (invoker, run, execution, method, settings))
+            if ready is not None:
+                ready.append(unit)
+            else:
+                rt.scheduler.call_soon(unit)
+            made.append(execution)
+        return made[0] if len(made) == 1 else tuple(made)
+
+    def _wait(
+        self, run: FlowRun, ex: Execution, ctx: InvocationContext, wait: Wait, events: list[Event]
+    ) -> bool:
+        """Commit a WaitFor's Wait on declared Channels; False: the general path decides."""
+        rt = self._rt
+        simple = rt.waits.shapes.shared(wait)
+        if simple is not None and ctx._staged is None:
+            channel = simple.conditions[0].channel  # type: ignore[attr-defined]
+            declared = run.definition.channels.get(channel.name)
+            if declared is channel or declared == channel:
+                self._begin_waiting(run, ex, simple, events)
+                return True
+        if not wait.subflows and _declared(run, wait):
+            rt.waits.commit_wait_for(run, ex, ctx, wait)
+            return True
+        return False
+
+    def _begin_waiting(
+        self, run: FlowRun, ex: Execution, wait: SimpleWait, events: list[Event]
+    ) -> None:
+        """WaitManager.commit_wait_for and begin_waiting for a one-Channel Wait, nothing staged."""
+        rt = self._rt
+        now = rt.scheduler.now_ns
+        payload = WaitForCompleted(ex.first_started_ns, ex.attempt, wait, (), (), _NO_STAGED)
+        run.seq += 1
+        events.append(
+            _new_event(Event, (run.seq, now, _WAIT_FOR_COMPLETED, run.flow_id, run.run_id,
+                               ex.execution_id, ex.step.step_type, ex.method or None,
+                               ex.attempt or None, payload))
+        )  # fmt: skip
+        if rt._locks:
+            rt.release_locks(run, ex)
+        ex._phase = _WAITING  # active stays True
+        ex.wait = wait
+        ex.wait_registered_ns = now
+        ex.method = ""
+        ex.attempt = 0
+        run.add_waiter(wait.key, ex)
+        if rt._stale_skips:
+            rt.apply_stale_skips(run, ex)
+        if ex._phase is _WAITING:
+            rt.waits.try_satisfy(run, ex)
+
+
+_new_tuple = tuple.__new__
+_EMPTY: dict[str, Any] = {}
+"""AttemptStarted's payload: empty, and shared (payloads are read-only)."""
 
 
 class PlainCompleted(LazyPayload):

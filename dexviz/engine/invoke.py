@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -12,10 +11,9 @@ from dexviz.engine.context import InvocationContext
 from dexviz.engine.failure_info import StepMethodFailure
 from dexviz.engine.state import Execution, FlowRun, Phase
 from dexviz.history.kinds import EventKind
-from dexviz.sdk.context import ABSENT
 from dexviz.sdk.errors import FlowDefinitionError, InvalidStepResultError, RetryAfterError
 from dexviz.sdk.options import RetryPolicy, WaitForFailurePolicy
-from dexviz.sdk.results import FlowStatus, RecoveryErrorInfo
+from dexviz.sdk.results import RecoveryErrorInfo
 from dexviz.sdk.wait import Wait
 
 if TYPE_CHECKING:
@@ -31,6 +29,52 @@ MAX_RETRY_AFTER_S = 366 * 24 * 3600
 
 
 
+class QueuedStart(tuple):  # type: ignore[type-arg]
+    """The unit that runs the first attempt of an execution's method once it is picked.
+
+    ``(invoker, run, execution, method, settings)``: a tuple rather than a closure or an
+    object with ``__init__``, because one is queued per Step transition; the engine's loop and
+    the explorer (which attributes units to executions) read what it is for. ``settings`` is
+    the fast path's :class:`~dexviz.engine.fast.StepSettings` of the Step when the unit was
+    queued by it, else None.
+    """
+
+    __slots__ = ()
+
+    @staticmethod
+    def of(invoker: Invoker, run: FlowRun, execution: Execution, method: str) -> QueuedStart:
+        """The unit for ``method`` of ``execution``."""
+        return _new_tuple(QueuedStart, (invoker, run, execution, method, None))
+
+    @property
+    def execution(self) -> Execution:
+        """The execution whose method the unit starts."""
+        return self[2]  # type: ignore[no-any-return]
+
+    @property
+    def method(self) -> str:
+        """``wait_for`` or ``execute``."""
+        return self[3]  # type: ignore[no-any-return]
+
+    def __call__(self) -> None:
+        self[0].start_method(self[1], self[2], self[3])
+
+    # A unit is itself, like the closure it replaces: compared and hashed by identity.
+    def __eq__(self, other: object) -> bool:
+        return self is other
+
+    def __ne__(self, other: object) -> bool:
+        return self is not other
+
+    __hash__ = object.__hash__  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"QueuedStart({self[2].execution_id} {self[3]})"
+
+
+_new_tuple = tuple.__new__
+
+
 class Invoker:
     """Starts method attempts, and turns their outcome into a commit, a retry or an exit."""
 
@@ -43,19 +87,18 @@ class Invoker:
 
     def start_method_soon(self, run: FlowRun, ex: Execution, method: str) -> None:
         """Queue the first attempt of ``method`` as ready work."""
-        if ex.phase is not Phase.QUEUED:
+        if ex._phase is not Phase.QUEUED:
             ex.phase = Phase.WAIT_FOR if method == "wait_for" else Phase.EXECUTE
         ex.method = method
         ex.attempt = 0
-        self._rt.scheduler.call_soon(lambda: self.start_method(run, ex, method))
+        self._rt.scheduler.call_soon(QueuedStart.of(self, run, ex, method))
 
     def start_method(self, run: FlowRun, ex: Execution, method: str) -> None:
+        """Run attempt 1 of ``method`` (the fast path's if it qualifies, else the general one)."""
+        self._rt.fast.start(run, ex, method)
+
+    def start_general(self, run: FlowRun, ex: Execution, method: str) -> None:
         """Take the method's locks (waiting for them if held), then run attempt 1."""
-        # run.is_open, inlined: this runs on every transition.
-        if not ex.active or run.status is not FlowStatus.RUNNING or run.closing:
-            return
-        if self._rt.fast.try_start(run, ex, method):
-            return
         ex.phase = Phase.WAIT_FOR if method == "wait_for" else Phase.EXECUTE
         ex.method = method
         ex.attempt = 0
@@ -95,14 +138,12 @@ class Invoker:
             ex.attempt,
             ex.method_snapshot,
             rt.codecs,
-            where=self.where(run, ex, method),
-            on_heartbeat=heartbeat_writer(rt, ex),
+            runtime=rt,
             subflows=rt.subflows,
         )
         ctx.is_async = (
             ex.step.wait_for_is_async if method == "wait_for" else ex.step.execute_is_async
         )
-        ctx.stream_writer = rt.stream_writer(run, ex)
         injected = rt.faults.failure_for(ex.step_type, method, ex.attempt, ex.execution_id)
         if injected is not None:
             self.fail(run, ex, ctx, injected, "fault")
@@ -340,18 +381,6 @@ def _checked_retry_after(error: RetryAfterError, where: str) -> BaseException:
     return FlowDefinitionError(
         f"{where} raised a malformed RetryAfterError: {problem} (build it with retry_after())"
     )
-
-
-def heartbeat_writer(rt: Runtime, ex: Execution) -> Callable[[Any], None]:
-    """What a handler's heartbeat calls: record the beat and its checkpoint on ``ex``."""
-    return lambda value: record_heartbeat(ex, value, rt.now())
-
-
-def record_heartbeat(ex: Execution, value: Any, now_ns: int) -> None:
-    """Record a beat of ``ex`` at ``now_ns`` and its checkpoint ``value`` (if any)."""
-    ex.last_beat_ns = now_ns
-    ex.has_heartbeat = value is not ABSENT
-    ex.last_heartbeat = None if value is ABSENT else value
 
 
 def run_locks(runtime: Runtime, run: FlowRun) -> Any:

@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from dexviz.engine.state import Execution, FlowRun
-from dexviz.engine.store import Store
+from dexviz.engine.store import MemoryStore, Store
 from dexviz.history.event import Event
 from dexviz.history.kinds import EventKind
 
@@ -33,6 +33,10 @@ class Recorder:
         self._pending: dict[str, tuple[FlowRun, list[Event]]] = {}
         self.listeners: list[Callable[[Event], None]] = []
         self.produced: list[Event] | None = None
+        # The in-memory store's logs, appended to directly (a commit is then one list append).
+        self._logs: dict[str, list[Event]] | None = (
+            store._events if type(store) is MemoryStore else None
+        )
 
     def emit(
         self,
@@ -75,15 +79,44 @@ class Recorder:
             pending[1].append(event)
         return event
 
+    def buffer(self, run: FlowRun) -> list[Event]:
+        """The list of ``run``'s events the running unit will commit, for appending directly.
+
+        The fast path builds its events itself (``seq`` from ``run.seq``, time from the clock)
+        and appends them here, in the order :meth:`emit` would have.
+        """
+        entry = self._pending.get(run.flow_id)
+        if entry is None:
+            events: list[Event] = []
+            self._pending[run.flow_id] = (run, events)
+            return events
+        return entry[1]
+
     def commit(self) -> list[Event]:
         """Commit every buffered event as one store transaction; return them.
 
         A store without ``commit_many`` takes one transaction per Flow instead.
         """
-        if not self._pending:
+        pending = self._pending
+        if not pending:
             return []
+        self._pending = {}
+        logs = self._logs
+        if logs is not None and len(pending) == 1:
+            # MemoryStore.commit of the usual single Flow, inlined.
+            flow_id, (_, events) = pending.popitem()
+            log = logs.get(flow_id)
+            if log is None:
+                log = logs[flow_id] = []
+            log += events
+            self._store.commits += 1  # type: ignore[attr-defined]
+            if self.produced is not None:
+                self.produced += events
+            for listener in self.listeners:
+                for event in events:
+                    listener(event)
+            return events
         committed: list[Event] = []
-        pending, self._pending = self._pending, {}
         commit_many = getattr(self._store, "commit_many", None) if len(pending) > 1 else None
         if commit_many is not None:
             commit_many([(flow_id, events) for flow_id, (_, events) in pending.items()])

@@ -14,7 +14,7 @@ from dexviz.engine.continue_as_new import ContinueAsNew
 from dexviz.engine.decide import Decisions
 from dexviz.engine.fast import FastPath
 from dexviz.engine.faults import FaultPlan
-from dexviz.engine.invoke import Invoker
+from dexviz.engine.invoke import Invoker, QueuedStart
 from dexviz.engine.live import LiveScheduler
 from dexviz.engine.locks import LockTable
 from dexviz.engine.recorder import Recorder
@@ -30,6 +30,7 @@ from dexviz.engine.timeouts import FlowTimeouts
 from dexviz.engine.uuids import uuid_text
 from dexviz.engine.waits import WaitManager
 from dexviz.history.event import Event
+from dexviz.sdk.clock import handler_clock
 from dexviz.sdk.flow_options import StartFlowOptions
 from dexviz.sdk.registry import Registry
 from dexviz.sdk.results import FlowResult, FlowStatus
@@ -56,6 +57,13 @@ def relaxed_gc() -> Iterator[None]:
         yield
     finally:
         if enabled:
+            if gc.get_freeze_count() == 0:
+                # Promote the run's objects to the oldest generation without scanning them:
+                # they are long-lived (history, state), and two young collections would only
+                # walk them on their way there. Freezing then unfreezing moves every tracked
+                # object to the oldest generation at once; full collections still see them.
+                gc.freeze()
+                gc.unfreeze()
             gc.enable()
 
 
@@ -154,14 +162,93 @@ class Runtime:
             outer = self.recorder.produced
             produced: list[Event] = []
             self.recorder.produced = produced
+            clock = handler_clock.set(self.clock_millis)
             try:
                 unit()
                 self.commit()
             finally:
+                handler_clock.reset(clock)
                 self.recorder.produced = outer
                 if outer is not None:
                     outer.extend(produced)
             return produced
+
+    def drive(
+        self,
+        produced: list[Event],
+        max_units: int,
+        stop: Callable[[Event], bool] | None = None,
+    ) -> bool:
+        """Run up to ``max_units`` units as :meth:`run_unit` would, adding their events to ``produced``.
+
+        Returns True once nothing is left to run or a unit committed an event ``stop`` accepts,
+        False when ``max_units`` ran out first. This is ``Engine.run``'s loop: the scheduler's
+        pick, the unit and its commit without a call or a list per unit in between.
+        """
+        sim = self.sim
+        if sim is None:
+            raise RuntimeError("stepping is for simulation; a live engine runs on its own thread")
+        ready, timers = sim._ready, sim._timers
+        chooser = sim.chooser
+        # The seeded chooser's pick, inlined: Random._randbelow_with_getrandbits, unchanged.
+        seeded = type(chooser) is SeededChooser and type(chooser.rng) is random.Random
+        getrandbits = chooser.rng.getrandbits if seeded else None
+        start = self.fast.start_unit
+        faults, can = self.faults, self.continue_as_new
+        recorder = self.recorder
+        outer = recorder.produced
+        recorder.produced = produced
+        clock = handler_clock.set(self.clock_millis)
+        try:
+            for _ in range(max_units):
+                if not ready or (timers and timers[0].due_ns <= sim.now_ns):
+                    unit = sim.pop()
+                    if unit is None:
+                        return True
+                else:
+                    n = len(ready)
+                    if n == 1:
+                        index = 0
+                    elif getrandbits is not None:
+                        bits = n.bit_length()
+                        index = getrandbits(bits)
+                        while index >= n:
+                            index = getrandbits(bits)
+                    else:
+                        index = chooser.ready(ready)
+                    unit = ready[index]
+                    ready[index] = ready[-1]
+                    ready.pop()
+                mark = len(produced) if stop is not None else 0
+                with self.lock:
+                    if type(unit) is QueuedStart:
+                        start(unit)
+                    else:
+                        unit()
+                    if recorder._pending:
+                        if (
+                            # Nothing for Runtime.commit to do after the recorder's commit:
+                            # no crash or cancellation planned, no continue-as-new request or
+                            # threshold (ContinueAsNew.watching, read without a call), no
+                            # client watching, no deferred fsync.
+                            faults.crash_after is None
+                            and not faults.cancellations
+                            and not can._requested
+                            and not can._first_seq
+                            and not self._watchers
+                            and self.durable is None
+                        ):
+                            recorder.commit()
+                        else:
+                            self.commit()
+                if stop is not None and any(stop(e) for e in produced[mark:]):
+                    return True
+            return False
+        finally:
+            handler_clock.reset(clock)
+            recorder.produced = outer
+            if outer is not None:
+                outer.extend(produced)
 
     def commit(self) -> None:
         """Commit buffered events, apply fault-plan cancellations, and wake client waiters."""
@@ -198,12 +285,6 @@ class Runtime:
             if abandon is not None:
                 abandon()
             raise
-
-    def stream_writer(self, run: FlowRun, ex: Execution) -> Callable[[Any, Any], Any]:
-        """How an attempt of ``ex`` writes to a Stream (outside its commit, R180)."""
-        flow_id = run.flow_id
-        source = f"#{ex.execution_id}"
-        return lambda stream, value: self.write_stream(flow_id, stream, source, value)
 
     def write_stream(self, flow_id: str, stream: Any, source: str, value: Any) -> Any:
         """Append to a Stream now, outside any commit, and wake readers (R180)."""

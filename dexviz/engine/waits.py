@@ -21,8 +21,9 @@ from dexviz.engine.effects import (
     staged_values,
 )
 from dexviz.engine.plan import Satisfaction, candidates, evaluate
+from dexviz.engine.simple_wait import SimpleWait, SimpleWaits
 from dexviz.engine.state import Execution, FlowRun, Message, Phase, TimerState
-from dexviz.history.event import LazyPayload
+from dexviz.history.event import Event, LazyPayload
 from dexviz.history.kinds import EventKind
 from dexviz.sdk.codec import to_json_ready
 from dexviz.sdk.condition import ChannelCondition, SubFlowCondition, TimerCondition
@@ -32,6 +33,9 @@ if TYPE_CHECKING:
     from dexviz.engine.runtime import Runtime
 
 _NS = 1_000_000_000
+_WAIT_SATISFIED = EventKind.WAIT_SATISFIED
+_MESSAGE_CONSUMED = EventKind.MESSAGE_CONSUMED
+_new_event = tuple.__new__
 
 
 def describe_wait(wait: Wait) -> dict[str, Any]:
@@ -140,12 +144,15 @@ class WaitManager:
 
     def __init__(self, runtime: Runtime) -> None:
         self._rt = runtime
+        self.shapes = SimpleWaits()
+        """Shared one-Channel Waits: what a waiting execution keeps of such a Wait."""
 
     def commit_wait_for(
         self, run: FlowRun, ex: Execution, ctx: InvocationContext, wait: Wait
     ) -> None:
         """Commit a WaitFor result: effects, the StepWaitForCompleted event, timers, waiting."""
         rt = self._rt
+        wait = self.shapes.shared(wait) or wait
         writes = apply_writes(run, ctx.staged)
         messages = apply_publishes(run, ctx.staged)
         apply_deletes(run, ctx.staged, strict=False)
@@ -172,6 +179,7 @@ class WaitManager:
     def begin_waiting(self, run: FlowRun, ex: Execution, wait: Wait) -> None:
         """Register ``ex`` as waiting on ``wait``: start timers, index it, try it at once (R41)."""
         rt = self._rt
+        wait = self.shapes.shared(wait) or wait
         ex.phase = Phase.WAITING
         ex.wait = wait
         ex.wait_registered_ns = rt.now()
@@ -247,31 +255,73 @@ class WaitManager:
 
     def try_satisfy(self, run: FlowRun, ex: Execution) -> bool:
         """Check ``ex``'s Wait; if a candidate is ready, reserve its messages and go to Execute."""
-        if ex.phase is not Phase.WAITING or ex.wait is None:
+        wait = ex.wait
+        if ex._phase is not Phase.WAITING or wait is None:
             return False
-        found = evaluate(ex.wait, run.queues_view, self.done_flags(ex), candidates(ex.wait))
+        if type(wait) is SimpleWait:
+            count = wait.ready_count(run.queues_view)
+            if count < 0:
+                return False
+            self._satisfy_one(run, ex, wait.key, count)
+            return True
+        found = evaluate(wait, run.queues_view, self.done_flags(ex), candidates(wait))
         if found is None:
             return False
         self._satisfy(run, ex, found)
         return True
 
     def _satisfy(self, run: FlowRun, ex: Execution, found: Satisfaction) -> None:
-        rt = self._rt
         self.unregister(run, ex)
         taken: list[dict[str, Any]] = []
         for take in found.takes:
-            queue = run.queue(take.channel)
-            messages = [queue.popleft() for _ in range(take.count)]
-            ex.reserved.setdefault(take.channel, []).extend(messages)
-            ex.consumed_values.setdefault(take.channel, []).extend(m.value for m in messages)
-            taken.extend({"channel": m.channel, "message_id": m.message_id} for m in messages)
-        ex.satisfied_conditions = found.conditions
+            taken.extend(_reserve(run, ex, take.channel, take.count))
+        self._satisfied(run, ex, found.conditions, taken)
+
+    def _satisfy_one(self, run: FlowRun, ex: Execution, key: str, count: int) -> None:
+        """:meth:`_satisfy` for a SimpleWait: its one condition takes ``count`` messages.
+
+        The common satisfaction (a token hand-off), so its events are built here directly, in
+        the order :meth:`_satisfied` records them.
+        """
+        waiters = run.waiters_of(key)
+        if waiters is not None:
+            waiters.discard(ex)
+        if count != 1 or ex._reserved is not None or ex._consumed_values is not None:
+            self._satisfied(run, ex, (0,), _reserve(run, ex, key, count))
+            return
+        message = run.queue(key).popleft()
+        ex._reserved = {key: [message]}
+        ex._consumed_values = {key: [message.value]}
+        taken = {"channel": message.channel, "message_id": message.message_id}
+        ex.satisfied_conditions = (0,)
+        rt = self._rt
+        now = rt.scheduler.now_ns
+        timers = ex._timers
+        fired = [t.index for t in timers if t.done] if timers else []
+        head = (run.flow_id, run.run_id, ex.execution_id, ex.step.step_type, None, None)
+        satisfied = {"conditions": [0], "timers_fired": fired, "messages": [taken]}
+        consumed = {"channel": message.channel, "message_id": message.message_id,
+                    "consumer": ex.execution_id}  # fmt: skip
+        seq = run.seq
+        run.seq = seq + 2
+        rt.recorder.buffer(run).extend(
+            (_new_event(Event, (seq + 1, now, _WAIT_SATISFIED, *head, satisfied)),
+             _new_event(Event, (seq + 2, now, _MESSAGE_CONSUMED, *head, consumed)))
+        )  # fmt: skip
+        rt.invoker.start_method_soon(run, ex, "execute")
+
+    def _satisfied(
+        self, run: FlowRun, ex: Execution, conditions: tuple[int, ...], taken: list[dict[str, Any]]
+    ) -> None:
+        """Record the satisfied Wait and the messages it consumed, then queue Execute."""
+        rt = self._rt
+        ex.satisfied_conditions = conditions
         rt.recorder.emit(
             run,
             EventKind.WAIT_SATISFIED,
             ex,
             {
-                "conditions": list(found.conditions),
+                "conditions": list(conditions),
                 "timers_fired": [t.index for t in ex.started_timers if t.done],
                 "messages": taken,
             },
@@ -310,10 +360,18 @@ class WaitManager:
         A chosen start then a forward probe: no list of all waiters is built, and the loop
         stops as soon as the queue is empty.
         """
+        queues = run._queues
+        if not queues:
+            return
         chooser = self._rt.chooser
         for key in sorted(channels):
             waiters = run.waiters_of(key)
-            queue = run.queues_view.get(key)
+            queue = queues.get(key)
+            if not waiters or not queue:
+                continue
+            if len(waiters) == 1:
+                self.try_satisfy(run, waiters[0])
+                continue
             unready: set[str] = set()
             while waiters and queue and len(unready) < len(waiters):
                 items = waiters
@@ -339,3 +397,12 @@ class WaitManager:
             messages.sort(key=lambda m: m.number)
             run.queue(key).extendleft(reversed(messages))
         return returned
+
+
+def _reserve(run: FlowRun, ex: Execution, key: str, count: int) -> list[dict[str, Any]]:
+    """Take ``count`` messages from the front of ``key``'s queue and hold them for Execute."""
+    queue = run.queue(key)
+    messages = [queue.popleft() for _ in range(count)]
+    ex.reserved.setdefault(key, []).extend(messages)
+    ex.consumed_values.setdefault(key, []).extend(m.value for m in messages)
+    return [{"channel": m.channel, "message_id": m.message_id} for m in messages]

@@ -1,6 +1,7 @@
 """Which execution a unit of work belongs to, for units that commit no event.
 
-A unit is a closure. Engine units capture the Execution they act for; asyncio units (a handler's
+A queued first attempt is a ``QueuedStart`` naming its execution. Other units are closures:
+engine units capture the Execution they act for; asyncio units (a handler's
 coroutine resuming after ``await asyncio.sleep``) capture an ``asyncio.Handle`` whose callback
 is a Task's step, or a future a Task waits on. The Task maps back to its execution.
 """
@@ -11,6 +12,7 @@ import asyncio
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
+from dexviz.engine.invoke import QueuedStart
 from dexviz.engine.state import Execution
 
 
@@ -39,6 +41,8 @@ def _tasks(handle: asyncio.Handle) -> Iterator[asyncio.Task[Any]]:
 
 def owner_of(unit: Callable[[], None], tasks: Mapping[asyncio.Task[Any], str]) -> str | None:
     """The execution id ``unit`` acts for, or None when it cannot be told."""
+    if isinstance(unit, QueuedStart):
+        return unit.execution.execution_id
     for value in _cells(unit):
         if isinstance(value, Execution):
             return value.execution_id

@@ -29,6 +29,9 @@ ABSENT: Any = _Absent()
 class Context(ABC):
     """The handler's view of its invocation: ids, attempt, timers fired, locals and events."""
 
+    # No instance dict: the engine makes one context per attempt, and slots are cheaper.
+    __slots__ = ()
+
     @property
     @abstractmethod
     def flow_id(self) -> str:
@@ -132,6 +135,8 @@ class Context(ABC):
 
 class AsyncContext(Context):
     """The Context of a coroutine handler; adds ``await context.heartbeat(value)``."""
+
+    __slots__ = ()
 
     @abstractmethod
     async def heartbeat(self, value: object = ABSENT) -> None:
