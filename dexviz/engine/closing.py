@@ -86,7 +86,13 @@ class Closing:
     # -- closing --------------------------------------------------------------------------
     def check_graceful(self, run: FlowRun) -> None:
         """Complete once a graceful request is pending and no execution is active (R144)."""
-        if run.graceful_requested and run.active_count == 0 and run.is_open:
+        # run.is_open, inlined: checked after every commit of a Flow that asked to complete.
+        if (
+            run.graceful_requested
+            and run.active_count == 0
+            and run.status is FlowStatus.RUNNING
+            and not run.closing
+        ):
             self.close(run, FlowStatus.COMPLETED)
 
     def close(
@@ -118,7 +124,8 @@ class Closing:
                     else EventKind.STEP_EXECUTE_PENDING
                 )
                 rt.recorder.emit(run, kind, ex, {"phase": "started" if ex.attempt else "scheduled"})
-        self.cancel_all(run, active, "flow_close")
+        if active:
+            self.cancel_all(run, active, "flow_close")
         rt.cancel_flow_timers(run)
         if run.admitted_rpcs and status is not FlowStatus.TERMINATED:
             # Admitted locking or transactional RPCs finish before the close is recorded (R147).
@@ -146,7 +153,7 @@ class Closing:
             EventKind.FLOW_CLOSED,
             None,
             {
-                "status": status.name,
+                "status": status._name_,
                 "outputs": [
                     {
                         "step_type": c.step_type,

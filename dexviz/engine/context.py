@@ -274,9 +274,13 @@ class InvocationContext(AsyncContext):
         if self._run.definition.channels.get(getattr(definition, "name", "")) is not definition:
             self._declared_channel(definition)  # an equal declaration passes; others raise
         key = definition.physical_name(instance)
-        copy = self._codecs.roundtrip(
-            definition.value_type, value, operation=f"{self._where}: publish to Channel {key!r}"
-        )
+        try:
+            copy = self._codecs.roundtrip(definition.value_type, value, operation="")
+        except Exception:  # noqa: BLE001 - checked again below, with the message
+            # The message is built only now: the same check again, naming Flow, Step, Channel.
+            copy = self._codecs.roundtrip(
+                definition.value_type, value, operation=f"{self._where}: publish to Channel {key!r}"
+            )
         staged = self._staged
         if staged is None:
             staged = self._staged = Staged()

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from dexviz.engine.choice import Chooser
 from dexviz.engine.client import Client
+from dexviz.engine.drive import drive
 from dexviz.engine.faults import FaultPlan
 from dexviz.engine.flow_state import FlowState
 from dexviz.engine.recovery import Recovery, RecoveryReport
@@ -219,7 +220,7 @@ class Engine:
         produced: list[Event] = []
         try:
             with relaxed_gc():
-                if self._rt.drive(produced, max_units, predicate):
+                if drive(self._rt, produced, max_units, predicate):
                     return produced
             raise self._limit(max_units)
         finally:

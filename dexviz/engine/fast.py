@@ -27,8 +27,8 @@ from dexviz.engine.invoke import QueuedStart
 from dexviz.engine.runners import HANDLER_EXITS, drain
 from dexviz.engine.simple_wait import SimpleWait
 from dexviz.engine.state import Execution, FlowRun, Message, Phase
-from dexviz.engine.waits import WaitForCompleted
-from dexviz.history.event import Event, LazyPayload
+from dexviz.engine.waits import PlainWaitForCompleted
+from dexviz.history.event import Event, LazyPayload, Payload
 from dexviz.history.kinds import EventKind
 from dexviz.sdk.codec import to_json_ready
 from dexviz.sdk.decision import DecisionKind, StepDecision
@@ -61,7 +61,6 @@ _NO_ATTRIBUTES: dict[str, Any] = {}
 """The snapshot of a run without Attributes, shared: contexts only read their snapshot."""
 _SAME_COPY = frozenset({str, bool, int})
 """Types whose checked copy is the value itself (ints within int64; floats are checked)."""
-_NO_STAGED: tuple[dict[str, Any], dict[str, Any], tuple[str, ...]] = ({}, {}, ())
 _new_event = tuple.__new__
 
 
@@ -122,8 +121,12 @@ class FastPath:
         """Run attempt 1 of ``method``: here if it qualifies, else on the general path."""
         self.start_unit(QueuedStart.of(self._rt.invoker, run, ex, method))
 
-    def start_unit(self, unit: QueuedStart) -> None:
-        """Run a queued first attempt: here if it qualifies, else on the general path."""
+    def start_unit(self, unit: QueuedStart) -> None:  # noqa: C901 - see the module docstring
+        """Run a queued first attempt: here if it qualifies, else on the general path.
+
+        Here: start attempt 1, call the handler, and commit its result, or hand the outcome
+        to the general path (an error, a result this path does not commit).
+        """
         _, run, ex, method, settings = unit
         # run.is_open, inlined: this runs on every transition.
         if not ex.active or run.status is not _RUNNING or run.closing:
@@ -135,7 +138,7 @@ class FastPath:
             settings = self.settings(step)
         value = ex.input
         input_type = settings.input_type
-        if (
+        if not (
             self.enabled
             and rt.sim is not None
             and not faults.failures
@@ -146,13 +149,9 @@ class FastPath:
             and (input_type is not int or value is None or _INT64[0] <= value <= _INT64[1])
             and (settings.fast_execute if method == "execute" else settings.fast_wait_for)
         ):
-            self._attempt(run, ex, method, settings)
-        else:
             rt.invoker.start_general(run, ex, method)
-
-    def _attempt(self, run: FlowRun, ex: Execution, method: str, settings: StepSettings) -> None:
-        """Start attempt 1, call the handler, and commit its result (or hand it over)."""
-        rt = self._rt
+            return
+        # Attempt 1, in one function with the checks above: this runs on every transition.
         recorder = rt.recorder
         # The phase setter, inlined (the execution is active: it was queued).
         ex._phase = _EXECUTE if method == "execute" else _WAIT_FOR
@@ -164,12 +163,11 @@ class FastPath:
         ex.pending_unit = None
         # Recorder.emit, inlined.
         pending = recorder._pending
-        entry = pending.get(run.flow_id)
-        if entry is None:
+        if not pending:  # the usual start of a unit: nothing buffered yet
             events: list[Event] = []
             pending[run.flow_id] = (run, events)
         else:
-            events = entry[1]
+            events = recorder.buffer(run)
         run.seq += 1
         events.append(
             _new_event(Event, (run.seq, now, _ATTEMPT_STARTED, run.flow_id, run.run_id,
@@ -231,40 +229,33 @@ class FastPath:
             or decision.canceling_sibling_steps
         ):
             return None
-        kind = decision.kind
-        if kind is _NEXT:
-            if not decision.movements or decision.has_output:
-                return None
-            moves: list[Any] = []
-            found = settings.targets
-            if found is None or found[0] is not run.definition:
-                found = settings.targets = self._targets_of(run.definition)
-            targets = found[1]
-            for movement in decision.movements:
-                target = movement.step
-                target = targets.get(target) if isinstance(target, type) else None
-                if target is None or movement.options is not None:
-                    return None
-                value = movement.input
-                value_type = type(value)
-                # same_copy, inlined, and only for immutable scalars: anything else needs the
-                # general path's checked copy, so a caller's later mutation cannot reach it.
-                if value is not None and (
-                    value_type is not target.input_type
-                    or (value_type is int and not _INT64[0] <= value <= _INT64[1])
-                ):
-                    return None
-                moves += (target, value)
-            return moves
-        if decision.movements or kind is not _DEAD_END and kind is not _GRACEFUL:
+        if decision.kind is not _NEXT:
+            return _ending(decision)
+        if not decision.movements or decision.has_output:
             return None
-        if kind is _DEAD_END:
-            return None if decision.has_output else []
-        output = decision.output
-        plain = output is None or same_copy(
-            output, type(output) if type(output) in _SAME_COPY else None
-        )
-        return [] if plain else None
+        moves: list[Any] = []
+        found = settings.targets
+        if found is None or found[0] is not run.definition:
+            found = settings.targets = self._targets_of(run.definition)
+        targets = found[1]
+        for movement in decision.movements:
+            try:
+                target = targets[movement.step]
+            except (KeyError, TypeError):  # not a Step class registered once; unhashable
+                return None
+            if movement.options is not None:
+                return None
+            value = movement.input
+            value_type = type(value)
+            # same_copy, inlined, and only for immutable scalars: anything else needs the
+            # general path's checked copy, so a caller's later mutation cannot reach it.
+            if value is not None and (
+                value_type is not target.input_type
+                or (value_type is int and not _INT64[0] <= value <= _INT64[1])
+            ):
+                return None
+            moves += (target, value)
+        return moves
 
     def _targets_of(
         self, definition: FlowDefinition
@@ -373,9 +364,10 @@ class FastPath:
         ready = rt.scheduler._ready if rt.sim is not None else None
         invoker = rt.invoker
         executions = run.executions
-        made: list[Execution] = []
-        for position in range(0, len(moves), 2):
-            settings: StepSettings = moves[position]
+        first: Execution | None = None
+        more: list[Execution] | None = None
+        settings: StepSettings
+        for settings, value in zip(moves[::2], moves[1::2]):  # noqa: B905 - pairs, by design
             step_type = settings.step_type
             # FlowRun.next_execution_id, inlined for the run's first Step type.
             if step_type == run._first_type:
@@ -383,7 +375,6 @@ class FastPath:
                 execution_id = f"{step_type}-{number}"
             else:
                 execution_id = run.next_execution_id(step_type)
-            value = moves[position + 1]
             execution = Execution(execution_id, settings.step, value, source, settings.options)
             execution.parent_key = source
             executions[execution_id] = execution
@@ -407,8 +398,14 @@ class FastPath:
                 ready.append(unit)
             else:
                 rt.scheduler.call_soon(unit)
-            made.append(execution)
-        return made[0] if len(made) == 1 else tuple(made)
+            if first is None:
+                first = execution
+            elif more is None:
+                more = [first, execution]
+            else:
+                more.append(execution)
+        assert first is not None
+        return first if more is None else tuple(more)
 
     def _wait(
         self, run: FlowRun, ex: Execution, ctx: InvocationContext, wait: Wait, events: list[Event]
@@ -433,7 +430,7 @@ class FastPath:
         """WaitManager.commit_wait_for and begin_waiting for a one-Channel Wait, nothing staged."""
         rt = self._rt
         now = rt.scheduler.now_ns
-        payload = WaitForCompleted(ex.first_started_ns, ex.attempt, wait, (), (), _NO_STAGED)
+        payload = PlainWaitForCompleted(ex.first_started_ns, ex.attempt, wait)
         run.seq += 1
         events.append(
             _new_event(Event, (run.seq, now, _WAIT_FOR_COMPLETED, run.flow_id, run.run_id,
@@ -459,7 +456,7 @@ _EMPTY: dict[str, Any] = {}
 """AttemptStarted's payload: empty, and shared (payloads are read-only)."""
 
 
-class PlainCompleted(LazyPayload):
+class PlainCompleted(Payload):
     """StepExecuteCompleted's payload for a fast commit without writes, locals or events.
 
     It keeps the commit's values in its own slots (no argument tuple, no lists: one object per
@@ -519,6 +516,21 @@ class PlainCompleted(LazyPayload):
             "locals": {},
             "events": {},
         }
+
+
+def _ending(decision: StepDecision) -> list[Any] | None:
+    """The (no) moves of a plain dead_end or graceful_complete; None for anything else."""
+    kind = decision.kind
+    if decision.movements or kind is not _DEAD_END and kind is not _GRACEFUL:
+        return None
+    if kind is _DEAD_END:
+        return None if decision.has_output else []
+    output = decision.output
+    # same_copy, for an immutable scalar output (or none): anything else is the general path's.
+    plain = output is None or same_copy(
+        output, type(output) if type(output) in _SAME_COPY else None
+    )
+    return [] if plain else None
 
 
 def _declared(run: FlowRun, wait: Wait) -> bool:

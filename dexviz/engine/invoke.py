@@ -57,6 +57,7 @@ class QueuedStart(tuple):  # type: ignore[type-arg]
         return self[3]  # type: ignore[no-any-return]
 
     def __call__(self) -> None:
+        """Run the unit: start the method's first attempt."""
         self[0].start_method(self[1], self[2], self[3])
 
     # A unit is itself, like the closure it replaces: compared and hashed by identity.

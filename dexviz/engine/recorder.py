@@ -102,13 +102,17 @@ class Recorder:
             return []
         self._pending = {}
         logs = self._logs
-        if logs is not None and len(pending) == 1:
+        if logs is not None:
+            flow_id, entry = pending.popitem()
+            if pending:  # several Flows: put it back (it was the last) and commit them all
+                pending[flow_id] = entry
+                return self._commit_all(pending)
             # MemoryStore.commit of the usual single Flow, inlined.
-            flow_id, (_, events) = pending.popitem()
-            log = logs.get(flow_id)
-            if log is None:
-                log = logs[flow_id] = []
-            log += events
+            events = entry[1]
+            try:
+                logs[flow_id] += events
+            except KeyError:  # the Flow's first commit
+                logs[flow_id] = list(events)
             self._store.commits += 1  # type: ignore[attr-defined]
             if self.produced is not None:
                 self.produced += events
@@ -116,6 +120,9 @@ class Recorder:
                 for event in events:
                     listener(event)
             return events
+        return self._commit_all(pending)
+
+    def _commit_all(self, pending: dict[str, tuple[FlowRun, list[Event]]]) -> list[Event]:
         committed: list[Event] = []
         commit_many = getattr(self._store, "commit_many", None) if len(pending) > 1 else None
         if commit_many is not None:

@@ -14,7 +14,7 @@ from dexviz.engine.continue_as_new import ContinueAsNew
 from dexviz.engine.decide import Decisions
 from dexviz.engine.fast import FastPath
 from dexviz.engine.faults import FaultPlan
-from dexviz.engine.invoke import Invoker, QueuedStart
+from dexviz.engine.invoke import Invoker
 from dexviz.engine.live import LiveScheduler
 from dexviz.engine.locks import LockTable
 from dexviz.engine.recorder import Recorder
@@ -27,7 +27,6 @@ from dexviz.engine.streams import StreamStore
 from dexviz.engine.subflows import SubFlows
 from dexviz.engine.time_travel import TimeTravel
 from dexviz.engine.timeouts import FlowTimeouts
-from dexviz.engine.uuids import uuid_text
 from dexviz.engine.waits import WaitManager
 from dexviz.history.event import Event
 from dexviz.sdk.clock import handler_clock
@@ -140,10 +139,11 @@ class Runtime:
 
     def message_id(self) -> str:
         """A new message id: a UUIDv7 from engine time and the seeded source (R61)."""
-        millis = self.now() // 1_000_000
-        value = (millis & (2**48 - 1)) << 80 | 7 << 76 | self.ids.getrandbits(12) << 64
-        value |= 2 << 62 | self.ids.getrandbits(62)
-        return uuid_text(value)
+        millis = self.scheduler.now_ns // 1_000_000
+        bits = self.ids.getrandbits
+        value = (millis & (2**48 - 1)) << 80 | 7 << 76 | bits(12) << 64
+        text = f"{value | 2 << 62 | bits(62):032x}"  # uuid_text, inlined: one per publication
+        return f"{text[:8]}-{text[8:12]}-{text[12:16]}-{text[16:20]}-{text[20:]}"
 
     def clock_millis(self) -> int:
         """Engine time in ms (what ``current_time_millis()`` returns inside handlers)."""
@@ -172,83 +172,6 @@ class Runtime:
                 if outer is not None:
                     outer.extend(produced)
             return produced
-
-    def drive(
-        self,
-        produced: list[Event],
-        max_units: int,
-        stop: Callable[[Event], bool] | None = None,
-    ) -> bool:
-        """Run up to ``max_units`` units as :meth:`run_unit` would, adding their events to ``produced``.
-
-        Returns True once nothing is left to run or a unit committed an event ``stop`` accepts,
-        False when ``max_units`` ran out first. This is ``Engine.run``'s loop: the scheduler's
-        pick, the unit and its commit without a call or a list per unit in between.
-        """
-        sim = self.sim
-        if sim is None:
-            raise RuntimeError("stepping is for simulation; a live engine runs on its own thread")
-        ready, timers = sim._ready, sim._timers
-        chooser = sim.chooser
-        # The seeded chooser's pick, inlined: Random._randbelow_with_getrandbits, unchanged.
-        seeded = type(chooser) is SeededChooser and type(chooser.rng) is random.Random
-        getrandbits = chooser.rng.getrandbits if seeded else None
-        start = self.fast.start_unit
-        faults, can = self.faults, self.continue_as_new
-        recorder = self.recorder
-        outer = recorder.produced
-        recorder.produced = produced
-        clock = handler_clock.set(self.clock_millis)
-        try:
-            for _ in range(max_units):
-                if not ready or (timers and timers[0].due_ns <= sim.now_ns):
-                    unit = sim.pop()
-                    if unit is None:
-                        return True
-                else:
-                    n = len(ready)
-                    if n == 1:
-                        index = 0
-                    elif getrandbits is not None:
-                        bits = n.bit_length()
-                        index = getrandbits(bits)
-                        while index >= n:
-                            index = getrandbits(bits)
-                    else:
-                        index = chooser.ready(ready)
-                    unit = ready[index]
-                    ready[index] = ready[-1]
-                    ready.pop()
-                mark = len(produced) if stop is not None else 0
-                with self.lock:
-                    if type(unit) is QueuedStart:
-                        start(unit)
-                    else:
-                        unit()
-                    if recorder._pending:
-                        if (
-                            # Nothing for Runtime.commit to do after the recorder's commit:
-                            # no crash or cancellation planned, no continue-as-new request or
-                            # threshold (ContinueAsNew.watching, read without a call), no
-                            # client watching, no deferred fsync.
-                            faults.crash_after is None
-                            and not faults.cancellations
-                            and not can._requested
-                            and not can._first_seq
-                            and not self._watchers
-                            and self.durable is None
-                        ):
-                            recorder.commit()
-                        else:
-                            self.commit()
-                if stop is not None and any(stop(e) for e in produced[mark:]):
-                    return True
-            return False
-        finally:
-            handler_clock.reset(clock)
-            recorder.produced = outer
-            if outer is not None:
-                outer.extend(produced)
 
     def commit(self) -> None:
         """Commit buffered events, apply fault-plan cancellations, and wake client waiters."""

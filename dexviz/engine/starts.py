@@ -11,7 +11,7 @@ from dexviz.engine.spec import check_flow_id, flow_spec
 from dexviz.engine.state import Execution, FlowRun
 from dexviz.engine.stored_options import start_payload
 from dexviz.engine.uuids import uuid4_bits, uuid_text
-from dexviz.history.event import LazyPayload
+from dexviz.history.event import Payload
 from dexviz.history.kinds import EventKind
 from dexviz.sdk.codec import to_json_ready
 from dexviz.sdk.definitions import FlowDefinition
@@ -52,7 +52,7 @@ def started_payload(
     }
 
 
-class StartedPayload(LazyPayload):
+class StartedPayload(Payload):
     """A new run's FlowStartedOrContinued payload: the start's values in its own slots.
 
     The same dict :func:`started_payload` builds, built on first read; one object instead of a
@@ -183,8 +183,11 @@ class Starts:
                 start.input_type, input, operation=f"Flow {definition.flow_type!r}: start input"
             )
         run = self.new_run(definition, flow_id)
-        run.request_id = options.request_id
-        run.config = options.config_override
+        # Rarely set: written only when given, so a run without them keeps no instance dict.
+        if options.request_id is not None:
+            run.request_id = options.request_id
+        if options.config_override is not None:
+            run.config = options.config_override
         self._rt.continue_as_new.watch(run)
         self._rt.runs[flow_id] = run
         initial = self._initial_attributes(run, options)

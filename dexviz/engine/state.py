@@ -5,7 +5,7 @@ from __future__ import annotations
 import enum
 from collections import deque
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
@@ -260,49 +260,65 @@ class WaiterSet(list["Execution"]):
 _NO_QUEUES: Mapping[str, deque[Message]] = MappingProxyType({})
 
 
-@dataclass(slots=True)
 class FlowRun:
-    """The live state of one Flow id's current run."""
+    """The live state of one Flow id's current run.
 
-    flow_id: str
-    run_id: str
-    definition: FlowDefinition
-    started_ns: int
-    status: FlowStatus = FlowStatus.RUNNING
+    A plain ``__slots__`` class (one per Flow, kept while it waits): what every run sets is a
+    slot; what only some runs set (a failure, a close time, retries, a config, RPC counts,
+    more than one Step type or Channel) is a class default, stored in the instance ``__dict__``
+    only once set, so a parked Flow carries none of it.
+    """
+
+    __slots__ = (
+        "flow_id", "run_id", "definition", "started_ns", "status", "_attributes", "_queues",
+        "executions", "_first_type", "_first_count", "_first_channel", "_first_waiters",
+        "_completions", "closing", "active_count", "message_count", "seq", "start_options",
+        "start_input", "message_ids", "graceful_requested", "__dict__",
+    )  # fmt: skip
+
+    # Rarely set: class defaults until written (see the class docstring).
     error_type: FlowErrorType | None = None
     error_message: str | None = None
     failure: str | None = None
-    # Attributes, queues and completions are created on first use (see the properties below):
-    # a parked Flow usually has none, and three empty containers cost ~180 bytes per Flow.
-    _attributes: dict[str, Any] | None = None
-    _queues: dict[str, deque[Message]] | None = None
-    executions: dict[str, Execution] = field(default_factory=dict)
-    # The ``Type-N`` counters: the first Step type's in two slots, the others in a dict made
-    # when a second type appears (a parked Flow usually has one type; a dict costs 184 B).
-    _first_type: str | None = None
-    _first_count: int = 0
-    _more_counts: dict[str, int] | None = None
-    # The waiter index: the first Channel's WaiterSet in two slots, the others in a dict made
-    # when a second Channel is waited on (a parked Flow usually waits on one; a dict is 184 B).
-    _first_channel: str | None = None
-    _first_waiters: WaiterSet | None = None
-    _more_waiters: dict[str, WaiterSet] | None = None
-    _completions: list[StepCompletion] | None = None
-    graceful_requested: bool = False
-    closing: bool = False
-    active_count: int = 0
-    message_count: int = 0
-    seq: int = 0
     closed_ns: int | None = None
     config: Any = None
     request_id: str | None = None
-    start_options: Any = None
-    start_input: Any = None
     attempt: int = 1
     retry_pending: bool = False
-    message_ids: Callable[[], str] | None = None
     admitted_rpcs: int = 0
     pending_close: Any = None
+    # The ``Type-N`` counters of a second and later Step types, and the waiter index of a
+    # second and later Channels (the first of each lives in two slots).
+    _more_counts: dict[str, int] | None = None
+    _more_waiters: dict[str, WaiterSet] | None = None
+
+    def __init__(self, flow_id: str, run_id: str, definition: FlowDefinition, started_ns: int):
+        self.flow_id = flow_id
+        self.run_id = run_id
+        self.definition = definition
+        self.started_ns = started_ns
+        self.status = FlowStatus.RUNNING
+        # Attributes, queues and completions are created on first use (see the properties
+        # below): a parked Flow usually has none, and empty containers cost ~60 bytes each.
+        self._attributes: dict[str, Any] | None = None
+        self._queues: dict[str, deque[Message]] | None = None
+        self.executions: dict[str, Execution] = {}
+        self._first_type: str | None = None
+        self._first_count = 0
+        self._first_channel: str | None = None
+        self._first_waiters: WaiterSet | None = None
+        self._completions: list[StepCompletion] | None = None
+        self.closing = False
+        self.active_count = 0
+        self.message_count = 0
+        self.seq = 0
+        self.start_options: Any = None
+        self.start_input: Any = None
+        self.message_ids: Callable[[], str] | None = None
+        self.graceful_requested = False
+
+    def __repr__(self) -> str:
+        return f"FlowRun({self.flow_id!r}, {self.status.name}, seq={self.seq})"
 
     @property
     def attributes(self) -> dict[str, Any]:

@@ -23,7 +23,7 @@ from dexviz.engine.effects import (
 from dexviz.engine.plan import Satisfaction, candidates, evaluate
 from dexviz.engine.simple_wait import SimpleWait, SimpleWaits
 from dexviz.engine.state import Execution, FlowRun, Message, Phase, TimerState
-from dexviz.history.event import Event, LazyPayload
+from dexviz.history.event import Event, Payload
 from dexviz.history.kinds import EventKind
 from dexviz.sdk.codec import to_json_ready
 from dexviz.sdk.condition import ChannelCondition, SubFlowCondition, TimerCondition
@@ -102,7 +102,7 @@ def wait_for_completed_payload(
     }
 
 
-class WaitForCompleted(LazyPayload):
+class WaitForCompleted(Payload):
     """StepWaitForCompleted's payload: the commit's values in its own slots.
 
     The same dict :func:`wait_for_completed_payload` builds, built on first read; one object
@@ -137,6 +137,28 @@ class WaitForCompleted(LazyPayload):
             self._published,
             self._staged,
         )
+
+
+class PlainWaitForCompleted(Payload):
+    """StepWaitForCompleted's payload for a WaitFor that wrote, published and staged nothing.
+
+    The usual WaitFor, and what a parked Flow keeps: three values instead of six.
+    """
+
+    __slots__ = ("_started_ns", "_attempts", "_wait")
+
+    def __init__(self, started_ns: int, attempts: int, wait: Wait) -> None:
+        self._value = None
+        self._started_ns = started_ns
+        self._attempts = attempts
+        self._wait = wait
+
+    def _make(self) -> dict[str, Any]:
+        return wait_for_completed_payload(self._started_ns, self._attempts, self._wait, (), (),
+                                          _NOTHING_STAGED)  # fmt: skip
+
+
+_NOTHING_STAGED: tuple[dict[str, Any], dict[str, Any], tuple[str, ...]] = ({}, {}, ())
 
 
 class WaitManager:

@@ -8,21 +8,20 @@ from typing import Any, NamedTuple
 from dexviz.history.kinds import EventKind
 
 
-class LazyPayload(Mapping[str, Any]):
-    """An event payload that is built from commit-time values the first time it is read.
+class Payload(Mapping[str, Any]):
+    """An event payload built from commit-time values the first time it is read.
 
     The engine records several events per Step transition and most are never read while the
-    engine runs, so it keeps the builder and the values it needs (all immutable once the
-    commit is made) and builds the JSON-ready dict on first access. Reading it gives exactly
-    the dict the builder returns, so saved histories do not depend on when they were read.
+    engine runs, so it keeps the values it needs (all immutable once the commit is made) and
+    builds the JSON-ready dict on first access. Reading it gives exactly the dict
+    :meth:`_make` returns, so saved histories do not depend on when they were read.
+    Subclasses keep their values in slots of their own and say how to build the dict;
+    :class:`LazyPayload` keeps a builder function and its arguments.
     """
 
-    __slots__ = ("_build", "_args", "_value")
+    __slots__ = ("_value",)
 
-    def __init__(self, build: Callable[..., dict[str, Any]], *args: Any) -> None:
-        self._build: Callable[..., dict[str, Any]] | None = build
-        self._args: tuple[Any, ...] = args
-        self._value: dict[str, Any] | None = None
+    _value: dict[str, Any] | None
 
     @property
     def value(self) -> dict[str, Any]:
@@ -33,12 +32,8 @@ class LazyPayload(Mapping[str, Any]):
         return value
 
     def _make(self) -> dict[str, Any]:
-        """Build the dict once; subclasses that keep their values in slots override this."""
-        assert self._build is not None
-        value = self._build(*self._args)
-        self._build = None
-        self._args = ()
-        return value
+        """Build the dict once (each kind of payload says how)."""
+        raise NotImplementedError
 
     def __getitem__(self, key: str) -> Any:
         return self.value[key]
@@ -57,7 +52,7 @@ class LazyPayload(Mapping[str, Any]):
         return self.value.get(key, default)
 
     def __eq__(self, other: object) -> bool:
-        if isinstance(other, LazyPayload):
+        if isinstance(other, Payload):
             other = other.value
         return self.value == other
 
@@ -66,6 +61,24 @@ class LazyPayload(Mapping[str, Any]):
 
     def __repr__(self) -> str:
         return repr(self.value)
+
+
+class LazyPayload(Payload):
+    """A :class:`Payload` built by calling ``build(*args)`` on first read."""
+
+    __slots__ = ("_build", "_args")
+
+    def __init__(self, build: Callable[..., dict[str, Any]], *args: Any) -> None:
+        self._build: Callable[..., dict[str, Any]] | None = build
+        self._args: tuple[Any, ...] = args
+        self._value = None
+
+    def _make(self) -> dict[str, Any]:
+        assert self._build is not None
+        value = self._build(*self._args)
+        self._build = None
+        self._args = ()
+        return value
 
 
 class Event(NamedTuple):
