@@ -67,7 +67,7 @@ class QueuedStart(tuple):  # type: ignore[type-arg]
     def __ne__(self, other: object) -> bool:
         return self is not other
 
-    __hash__ = object.__hash__  # type: ignore[assignment]
+    __hash__ = object.__hash__
 
     def __repr__(self) -> str:
         return f"QueuedStart({self[2].execution_id} {self[3]})"
