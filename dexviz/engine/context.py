@@ -273,7 +273,8 @@ class InvocationContext(AsyncContext):
     def _publish_channel(self, definition: Any, instance: str | None, value: Any) -> None:
         if self._run.definition.channels.get(getattr(definition, "name", "")) is not definition:
             self._declared_channel(definition)  # an equal declaration passes; others raise
-        key = definition.physical_name(instance)
+        # Channel.physical_name is the name itself; a ChannelMap's names the instance.
+        key = definition.name if type(definition) is Channel else definition.physical_name(instance)
         try:
             copy = self._codecs.roundtrip(definition.value_type, value, operation="")
         except Exception:  # noqa: BLE001 - checked again below, with the message

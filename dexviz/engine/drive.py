@@ -82,7 +82,7 @@ def _loop(  # noqa: C901 - one function on purpose: it runs once per unit (see m
                 index = chooser.ready(ready)
             unit = ready[index]
             ready[index] = ready[-1]
-            ready.pop()
+            del ready[-1]
         mark = len(produced) if stop is not None else 0
         with lock:
             if type(unit) is QueuedStart:

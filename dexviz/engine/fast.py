@@ -17,11 +17,12 @@ transition (``make bench`` counts calls per transition), so the steps of one com
 
 from __future__ import annotations
 
+from collections import deque
 from types import GeneratorType
 from typing import TYPE_CHECKING, Any
 
 from dexviz.engine.context import InvocationContext
-from dexviz.engine.decide import DEFAULT_OPTIONS
+from dexviz.engine.decide import DEFAULT_OPTIONS, CreatedPayload
 from dexviz.engine.effects import published_payload
 from dexviz.engine.invoke import QueuedStart
 from dexviz.engine.runners import HANDLER_EXITS, drain
@@ -134,6 +135,8 @@ class FastPath:
         rt = self._rt
         faults = rt.faults
         step = ex.step
+        if settings is None:
+            settings = self._settings.get(id(step))
         if settings is None or settings.step is not step:
             settings = self.settings(step)
         value = ex.input
@@ -296,7 +299,7 @@ class FastPath:
         if rt._locks:  # no run has a lock table: nothing to release (two calls less)
             rt.release_locks(run, ex)
         source = ex.execution_id
-        published = tuple(m.message_id for m in messages) if messages else ()
+        published = _ids(messages) if messages else ()
         # The new executions are filled in below, before anything reads the payload.
         payload = PlainCompleted(ex.first_started_ns, ex.attempt, decision, published, ())
         run.seq += 1
@@ -321,9 +324,12 @@ class FastPath:
     def _publish(self, run: FlowRun, publishes: list[tuple[str, Any]]) -> list[Message]:
         """effects.apply_publishes: queue staged publications in call order (R50)."""
         messages: list[Message] = []
+        queues = run.queues
         for key, value in publishes:
             message = run.next_message(key, value)
-            queue = run.queue(key)
+            queue = queues.get(key)
+            if queue is None:
+                queue = queues[key] = deque()
             queue.append(message)
             messages.append(message)
         return messages
@@ -379,13 +385,7 @@ class FastPath:
             execution.parent_key = source
             executions[execution_id] = execution
             run.active_count += 1
-            # A dict of scalars: what Decisions.announce records for a scalar input.
-            payload = {
-                "input": value,
-                "from_execution_id": source,
-                "reason": "decision",
-                "has_wait_for": settings.has_wait_for,
-            }
+            payload = CreatedPayload(value, source, "decision", settings.has_wait_for)
             run.seq += 1
             events.append(
                 _new_event(Event, (run.seq, now, _CREATED, flow_id, run_id, execution_id,
@@ -444,7 +444,11 @@ class FastPath:
         ex.wait_registered_ns = now
         ex.method = ""
         ex.attempt = 0
-        run.add_waiter(wait.key, ex)
+        key = wait.key
+        if key == run._first_channel and run._first_waiters is not None:
+            run._first_waiters.add(ex)  # FlowRun.add_waiter, for the run's first Channel
+        else:
+            run.add_waiter(key, ex)
         if rt._stale_skips:
             rt.apply_stale_skips(run, ex)
         if ex._phase is _WAITING:
@@ -516,6 +520,13 @@ class PlainCompleted(Payload):
             "locals": {},
             "events": {},
         }
+
+
+def _ids(messages: list[Message]) -> tuple[str, ...]:
+    """The message ids, in publication order."""
+    if len(messages) == 1:
+        return (messages[0].message_id,)
+    return tuple([m.message_id for m in messages])
 
 
 def _ending(decision: StepDecision) -> list[Any] | None:

@@ -32,15 +32,6 @@ class SimpleWait(Wait):
     def __repr__(self) -> str:
         return repr(Wait(self.kind, self.conditions, self.combinations))
 
-    def ready_count(self, queues: Any) -> int:
-        """How many messages the condition takes now, or -1 while it is not ready (R35, R40)."""
-        queue = queues.get(self.key)
-        available = len(queue) if queue else 0
-        if available < self.minimum:
-            return -1
-        maximum = self.maximum
-        return available if maximum is None or available < maximum else maximum
-
 
 class SimpleWaits:
     """One engine's shared SimpleWaits, by condition shape."""

@@ -233,13 +233,19 @@ class WaiterSet(list["Execution"]):
 
     def add(self, ex: Execution) -> None:
         """Add ``ex`` (once)."""
-        if self._position(ex.execution_id) is not None:
-            return
-        if self._positions is not None:
-            self._positions[ex.execution_id] = len(self)
-        self.append(ex)
-        if self._positions is None and len(self) > self._SMALL:
-            self._positions = {item.execution_id: i for i, item in enumerate(self)}
+        execution_id = ex.execution_id
+        positions = self._positions
+        if positions is None:
+            # _position, inlined: a few items are scanned (a parked Flow waits here once).
+            for item in self:
+                if item.execution_id == execution_id:
+                    return
+            self.append(ex)
+            if len(self) > self._SMALL:
+                self._positions = {item.execution_id: i for i, item in enumerate(self)}
+        elif execution_id not in positions:
+            positions[execution_id] = len(self)
+            self.append(ex)
 
     def discard(self, ex: Execution) -> None:
         """Remove ``ex`` if present, moving the last item into its slot."""

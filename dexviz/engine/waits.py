@@ -8,7 +8,7 @@ thousand contenders.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Collection
 from typing import TYPE_CHECKING, Any
 
 from dexviz.engine.context import InvocationContext
@@ -20,6 +20,7 @@ from dexviz.engine.effects import (
     staged_payload_of,
     staged_values,
 )
+from dexviz.engine.invoke import QueuedStart
 from dexviz.engine.plan import Satisfaction, candidates, evaluate
 from dexviz.engine.simple_wait import SimpleWait, SimpleWaits
 from dexviz.engine.state import Execution, FlowRun, Message, Phase, TimerState
@@ -281,9 +282,14 @@ class WaitManager:
         if ex._phase is not Phase.WAITING or wait is None:
             return False
         if type(wait) is SimpleWait:
-            count = wait.ready_count(run.queues_view)
-            if count < 0:
+            # SimpleWait.ready_count, inlined: every message of the Channel asks this.
+            queues = run._queues
+            queue = queues.get(wait.key) if queues else None
+            available = len(queue) if queue else 0
+            if available < wait.minimum:
                 return False
+            maximum = wait.maximum
+            count = available if maximum is None or available < maximum else maximum
             self._satisfy_one(run, ex, wait.key, count)
             return True
         found = evaluate(wait, run.queues_view, self.done_flags(ex), candidates(wait))
@@ -330,7 +336,11 @@ class WaitManager:
             (_new_event(Event, (seq + 1, now, _WAIT_SATISFIED, *head, satisfied)),
              _new_event(Event, (seq + 2, now, _MESSAGE_CONSUMED, *head, consumed)))
         )  # fmt: skip
-        rt.invoker.start_method_soon(run, ex, "execute")
+        # Invoker.start_method_soon, inlined: the usual next step of a satisfied Wait.
+        ex._phase = Phase.EXECUTE  # from WAITING: active either way
+        ex.method = "execute"
+        ex.attempt = 0
+        rt.scheduler.call_soon(QueuedStart.of(rt.invoker, run, ex, "execute"))
 
     def _satisfied(
         self, run: FlowRun, ex: Execution, conditions: tuple[int, ...], taken: list[dict[str, Any]]
@@ -376,7 +386,7 @@ class WaitManager:
             if timer.handle is not None:
                 timer.handle.cancel()
 
-    def wake(self, run: FlowRun, channels: Iterable[str]) -> None:
+    def wake(self, run: FlowRun, channels: Collection[str]) -> None:
         """Offer new messages of ``channels`` to their waiters, picked by the chooser (R46, R168).
 
         A chosen start then a forward probe: no list of all waiters is built, and the loop
@@ -386,8 +396,9 @@ class WaitManager:
         if not queues:
             return
         chooser = self._rt.chooser
-        for key in sorted(channels):
-            waiters = run.waiters_of(key)
+        for key in channels if len(channels) == 1 else sorted(channels):
+            # FlowRun.waiters_of, inlined for the run's first Channel.
+            waiters = run._first_waiters if key == run._first_channel else run.waiters_of(key)
             queue = queues.get(key)
             if not waiters or not queue:
                 continue

@@ -43,6 +43,14 @@ class ChannelCondition(Condition):
     at_most: int | None = None
 
     def __post_init__(self) -> None:
+        at_least = self.at_least
+        if (
+            self.condition_id is None
+            and type(at_least) is int
+            and at_least == self.at_most
+            and at_least >= 0
+        ):
+            return  # for_n(count): the checks below all pass (one condition per WaitFor call)
         Condition.__post_init__(self)  # not super(): slots=True makes a new class
         if self.at_least is None and self.at_most is None:
             raise ValueError(

@@ -57,6 +57,9 @@ class Wait:
     @staticmethod
     def until(condition: Condition) -> Wait:
         """Wait for one condition (the same as ``all_of(condition)``)."""
+        if isinstance(condition, Condition):
+            # all_of's checks, for one condition: it is a condition, and its id is unique.
+            return Wait(WaitKind.ALL_OF, (condition,))
         return Wait.all_of(condition)
 
     @staticmethod
