@@ -118,10 +118,6 @@ class FastPath:
             found = self._settings[id(step)] = StepSettings(step)
         return found
 
-    def start(self, run: FlowRun, ex: Execution, method: str) -> None:
-        """Run attempt 1 of ``method``: here if it qualifies, else on the general path."""
-        self.start_unit(QueuedStart.of(self._rt.invoker, run, ex, method))
-
     def start_unit(self, unit: QueuedStart) -> None:  # noqa: C901 - see the module docstring
         """Run a queued first attempt: here if it qualifies, else on the general path.
 

@@ -58,7 +58,7 @@ class QueuedStart(tuple):  # type: ignore[type-arg]
 
     def __call__(self) -> None:
         """Run the unit: start the method's first attempt."""
-        self[0].start_method(self[1], self[2], self[3])
+        self[0].start_unit(self)
 
     # A unit is itself, like the closure it replaces: compared and hashed by identity.
     def __eq__(self, other: object) -> bool:
@@ -94,9 +94,9 @@ class Invoker:
         ex.attempt = 0
         self._rt.scheduler.call_soon(QueuedStart.of(self, run, ex, method))
 
-    def start_method(self, run: FlowRun, ex: Execution, method: str) -> None:
-        """Run attempt 1 of ``method`` (the fast path's if it qualifies, else the general one)."""
-        self._rt.fast.start(run, ex, method)
+    def start_unit(self, unit: QueuedStart) -> None:
+        """Run a queued first attempt (the fast path's if it qualifies, else the general one)."""
+        self._rt.fast.start_unit(unit)
 
     def start_general(self, run: FlowRun, ex: Execution, method: str) -> None:
         """Take the method's locks (waiting for them if held), then run attempt 1."""
