@@ -381,7 +381,8 @@ class FastPath:
             execution.parent_key = source
             executions[execution_id] = execution
             run.active_count += 1
-            payload = CreatedPayload(value, source, "decision", settings.has_wait_for)
+            payload = {"input": value, "from_execution_id": source, "reason": "decision",
+                       "has_wait_for": settings.has_wait_for}  # fmt: skip
             run.seq += 1
             events.append(
                 _new_event(Event, (run.seq, now, _CREATED, flow_id, run_id, execution_id,

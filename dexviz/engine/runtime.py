@@ -56,13 +56,6 @@ def relaxed_gc() -> Iterator[None]:
         yield
     finally:
         if enabled:
-            if gc.get_freeze_count() == 0:
-                # Promote the run's objects to the oldest generation without scanning them:
-                # they are long-lived (history, state), and two young collections would only
-                # walk them on their way there. Freezing then unfreezing moves every tracked
-                # object to the oldest generation at once; full collections still see them.
-                gc.freeze()
-                gc.unfreeze()
             gc.enable()
 
 
