@@ -22,7 +22,7 @@ from types import GeneratorType
 from typing import TYPE_CHECKING, Any
 
 from dexviz.engine.context import InvocationContext
-from dexviz.engine.decide import DEFAULT_OPTIONS, CreatedPayload
+from dexviz.engine.decide import DEFAULT_OPTIONS
 from dexviz.engine.effects import published_payload
 from dexviz.engine.invoke import QueuedStart
 from dexviz.engine.runners import HANDLER_EXITS, drain
