@@ -126,15 +126,20 @@ class Engine:
             self.recovered: RecoveryReport = Recovery(self._rt).recover()
 
     def __enter__(self) -> Engine:
+        """``with Engine(...) as engine:`` closes the engine when the block ends."""
         return self
 
     def __exit__(self, *exc: object) -> None:
+        """Close the engine, whether the block ended normally or raised."""
         self.close()
 
     def close(self) -> None:
         """Stop the engine and close its store; later calls are rejected.
 
-        A live engine stops its threads; a SQLite store gives its file up for the next writer.
+        A live engine stops its threads. A simulation cancels the Tasks of coroutine handlers
+        still running (nothing more is recorded) and closes its event loop. A SQLite store
+        gives its file up for the next writer. An engine dropped without ``close`` leaves
+        nothing that warns either; ``close`` is what makes the cancellation happen now.
         """
         self._rt.close()
         close = getattr(self._rt.store, "close", None)
@@ -191,6 +196,11 @@ class Engine:
         return AsyncClient(self._rt)
 
     def _check_open(self) -> None:
+        if self._rt.crashed:
+            raise RuntimeError(
+                "this Engine crashed (a crash fault) and is abandoned; open its store with a "
+                "new Engine to resume"
+            )
         if self._rt.closed:
             raise RuntimeError("this Engine is closed; create a new one")
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextvars
 import inspect
 import threading
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Coroutine, Generator
 from typing import TYPE_CHECKING, Any
 
 from dexviz.engine.live import THREAD_PREFIX, LiveScheduler
@@ -31,10 +31,11 @@ HANDLER_EXITS = (KeyboardInterrupt, SystemExit)
 
 
 class _Exited:
-    """What a coroutine handler's wrapper returns for KeyboardInterrupt or SystemExit.
+    """What a coroutine handler's wrapper returns instead of raising.
 
-    asyncio re-raises those two out of the event loop (stopping simulation, or killing live
-    mode's loop thread), so the wrapper catches them and hands them back as a result.
+    asyncio re-raises KeyboardInterrupt and SystemExit out of the event loop (stopping
+    simulation, or killing live mode's loop thread), so the wrapper catches them and hands them
+    back as a result. In simulation every error of a handler comes back this way.
     """
 
     __slots__ = ("error",)
@@ -109,31 +110,90 @@ class SimRunner:
         return None
 
     def run_async(self, handler: Any, args: tuple[Any, ...], done: Done) -> Any:
-        """Start the coroutine as a Task; report when it finishes. Returns the Task."""
+        """Start the coroutine as a Task; report when it finishes. Returns the Task.
+
+        The handler is called at the Task's first step, so a Task cancelled, closed or dropped
+        before it leaves no coroutine that never ran. Its errors come back as the Task's result,
+        so a Task whose outcome the engine never took (it was dropped) has nothing to log.
+        """
         context = contextvars.copy_context()
         context.run(handler_clock.set, self._clock)
-        coroutine = context.run(handler, *args)
-        task = self._loop().start_task(guard_exits(coroutine), context)
+        loop = self._loop()
+        task = loop.start_task(DeferredCall(handler, args), context)
 
         def finished(task: asyncio.Task[Any]) -> None:
-            if task.cancelled():
-                close_unstarted(coroutine)
-            done(*_task_outcome(task))
+            loop.forget(task)
+            outcome = _task_outcome(task)
+            if not loop.closing:  # a closing engine records nothing more
+                done(*outcome)
 
         task.add_done_callback(finished)
         return task
 
 
-def close_unstarted(awaitable: Any) -> None:
-    """Close a handler's coroutine that never started (its Task was cancelled first).
+class DeferredCall(Coroutine[Any, Any, Any]):
+    """A coroutine handler's call, made at its Task's first step; errors come back as a value.
 
-    Cancelling a Task before its first step throws into ``guard_exits`` before it awaited the
-    handler, so the handler's coroutine would otherwise be reported as "never awaited".
+    Until the Task first steps there is only this object (no coroutine of the handler's that
+    could be reported as "never awaited"). The handler's KeyboardInterrupt, SystemExit and
+    errors are returned as an ``_Exited`` marker, which ``_task_outcome`` turns back into the
+    attempt's error.
     """
-    if inspect.iscoroutine(awaitable) and (
-        inspect.getcoroutinestate(awaitable) == inspect.CORO_CREATED
-    ):
-        awaitable.close()
+
+    __slots__ = ("_handler", "_args", "_running")
+
+    def __init__(self, handler: Any, args: tuple[Any, ...]) -> None:
+        self._handler: Any = handler
+        self._args: tuple[Any, ...] | None = args
+        self._running: Coroutine[Any, Any, Any] | None = None
+
+    @property
+    def __name__(self) -> str:
+        """The handler's qualified name (what asyncio shows in a Task's repr)."""
+        return getattr(self._handler, "__qualname__", type(self._handler).__name__)
+
+    @property
+    def started(self) -> bool:
+        """Whether the handler was called (or this call was closed before it)."""
+        return self._args is None
+
+    def _start(self) -> Coroutine[Any, Any, Any]:
+        args, self._args = self._args, None
+        if args is None:
+            raise RuntimeError("cannot reuse already awaited coroutine")
+        self._running = _guard_errors(self._handler(*args))
+        return self._running
+
+    def send(self, value: Any) -> Any:
+        """Resume the handler (calling it on the first send)."""
+        running = self._running
+        return (running if running is not None else self._start()).send(value)
+
+    def throw(self, typ: Any, val: Any = None, tb: Any = None) -> Any:
+        """Raise into the handler; before its first step, end here as a fresh coroutine would."""
+        running = self._running
+        if running is None:
+            self._args = None
+            raise typ if val is None else val
+        if val is None and tb is None:
+            return running.throw(typ)
+        return running.throw(typ, val, tb)  # pragma: no cover - asyncio throws one argument
+
+    def close(self) -> None:
+        """Close the handler's coroutine, or drop the call if it was never made."""
+        self._args = None
+        if self._running is not None:
+            self._running.close()
+
+    def __await__(self) -> Generator[Any, None, Any]:
+        return self._start().__await__()
+
+
+async def _guard_errors(awaitable: Any) -> Any:
+    try:
+        return await awaitable
+    except (Exception, *HANDLER_EXITS) as error:  # noqa: BLE001 - the attempt's error
+        return _Exited(error)
 
 
 def _task_outcome(

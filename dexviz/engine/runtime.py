@@ -80,6 +80,7 @@ class Runtime:
         self.lock = threading.RLock()
         self.errors: list[BaseException] = []
         self.closed = False
+        self.crashed = False
         self._watchers: list[tuple[Callable[[], bool], Future[None]]] = []
         self.sim: Scheduler | None = None
         self.scheduler: Scheduler | LiveScheduler
@@ -200,7 +201,21 @@ class Runtime:
             abandon = getattr(self.store, "abandon", None)
             if abandon is not None:
                 abandon()
+            self.abandon()
             raise
+
+    def abandon(self) -> None:
+        """Give up a crashed simulation: later calls are rejected, no handler code runs again.
+
+        Its coroutine handlers' Tasks are dropped where they are (as a killed process would
+        drop them), without anything left to warn when they are collected. The store stays
+        open for the engine that resumes it.
+        """
+        if self.sim is None or self.closed:
+            return
+        self.closed = self.crashed = True
+        if self._loop is not None:
+            self._loop.abandon()
 
     def write_stream(self, flow_id: str, stream: Any, source: str, value: Any) -> Any:
         """Append to a Stream now, outside any commit, and wake readers (R180)."""
@@ -243,7 +258,11 @@ class Runtime:
         return earlier + list(self.runs.values())
 
     def close(self) -> None:
-        """Stop a live engine's threads (a simulation has none); later calls are rejected."""
+        """Stop the engine; later calls are rejected.
+
+        A live engine stops its threads. A simulation cancels its coroutine handlers' pending
+        Tasks (their results are not recorded) and closes its VirtualLoop.
+        """
         if self.closed:
             return
         self.closed = True
@@ -251,6 +270,8 @@ class Runtime:
             self.scheduler.stop()
         if isinstance(self.runner, LiveRunner):
             self.runner.close()
+        elif self._loop is not None:
+            self._loop.close()
         with self.lock:
             for _, future in self._watchers:
                 future.cancel()

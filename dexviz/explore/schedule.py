@@ -10,9 +10,7 @@ state, then runs the checks. Waiter and fault choices inside a step go to the sa
 from __future__ import annotations
 
 import asyncio
-import inspect
 import time
-import warnings
 from collections.abc import Callable, Hashable, Sequence, Set
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -294,21 +292,6 @@ class _Run:
             return []
         return [c.physical_name for c in ex.wait.channel_conditions]
 
-    def quiet(self) -> None:
-        """Handler Tasks the schedule left pending are dropped with the engine: say nothing."""
-        for task in self.tasks:
-            task._log_destroy_pending = False  # type: ignore[attr-defined]
-
-    def close(self) -> None:
-        """Close the handlers' coroutines the schedule left suspended (the engine is dropped)."""
-        with warnings.catch_warnings():
-            # A Task cut off before its first step warns that its coroutine never ran: it
-            # did not, on purpose.
-            warnings.simplefilter("ignore", RuntimeWarning)
-            for task in self.tasks:
-                if not task.done():
-                    _close(task.get_coro())
-
     def finish(self, terminal: bool) -> None:
         if self.result.found is not None:
             self.result.outcome = "violation"
@@ -320,16 +303,6 @@ class _Run:
                 self.result.found = Found(name, message, len(self.result.steps) - 1)
                 self.result.outcome = "violation"
                 return
-
-
-def _close(coroutine: Any) -> None:
-    """Close a coroutine and the unstarted coroutines it was handed (a handler in a wrapper)."""
-    frame = getattr(coroutine, "cr_frame", None)
-    if frame is not None and getattr(coroutine, "cr_running", False) is False:
-        for value in list(frame.f_locals.values()):
-            if inspect.iscoroutine(value):
-                _close(value)
-    coroutine.close()
 
 
 def run_schedule(setup: Setup, policy: Policy, *, keep_engine: bool = False) -> ScheduleResult:
@@ -347,11 +320,12 @@ def run_schedule(setup: Setup, policy: Policy, *, keep_engine: bool = False) -> 
             result.outcome = "depth"
     terminal = result.found is None and result.outcome == "terminal"
     run.finish(terminal)
-    run.quiet()
-    if not keep_engine:
-        run.close()
     if keep_engine:
         result.engine = run.engine
+    else:
+        # Cancels the handler Tasks the schedule left pending (a kept engine, once dropped,
+        # lets its loop close them).
+        run.engine.close()
     return result
 
 
