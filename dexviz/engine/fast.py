@@ -371,9 +371,13 @@ class FastPath:
         settings: StepSettings
         for settings, value in zip(moves[::2], moves[1::2]):  # noqa: B905 - pairs, by design
             step_type = settings.step_type
-            # FlowRun.next_execution_id, inlined for the run's first Step type.
+            # FlowRun.next_execution_id, inlined for a Step type the run has numbered before.
             if step_type == run._first_type:
                 number = run._first_count = run._first_count + 1
+                execution_id = f"{step_type}-{number}"
+            elif run._more_counts is not None and step_type in run._more_counts:
+                counts = run._more_counts
+                number = counts[step_type] = counts[step_type] + 1
                 execution_id = f"{step_type}-{number}"
             else:
                 execution_id = run.next_execution_id(step_type)

@@ -40,6 +40,9 @@ if TYPE_CHECKING:
     from dexviz.engine.loop import VirtualLoop
 
 
+_LOW48 = 0xFFFFFFFFFFFF
+
+
 @contextmanager
 def relaxed_gc() -> Iterator[None]:
     """Pause the cyclic garbage collector while the engine drives units, then resume it.
@@ -115,6 +118,8 @@ class Runtime:
         self._locks: dict[str, LockTable] = {}
         self._stale_skips: dict[str, list[tuple[str, Any]]] = {}
         self.ids = random.Random(f"dexviz-run-ids:{seed}")
+        self._id_millis = -1
+        self._id_prefix = ""
 
     @property
     def loop(self) -> VirtualLoop:
@@ -132,12 +137,19 @@ class Runtime:
         return self.scheduler.now_ns
 
     def message_id(self) -> str:
-        """A new message id: a UUIDv7 from engine time and the seeded source (R61)."""
+        """A new message id: a UUIDv7 from engine time and the seeded source (R61).
+
+        ``uuid_text((millis << 80) | 7 << 76 | r12 << 64 | 2 << 62 | r62)``, written out: the
+        time part is formatted once per millisecond (most messages of a simulation share it).
+        """
         millis = self.scheduler.now_ns // 1_000_000
+        if millis != self._id_millis:
+            text = f"{millis & 0xFFFFFFFFFFFF:012x}"
+            self._id_millis, self._id_prefix = millis, f"{text[:8]}-{text[8:]}-7"
         bits = self.ids.getrandbits
-        value = (millis & (2**48 - 1)) << 80 | 7 << 76 | bits(12) << 64
-        text = f"{value | 2 << 62 | bits(62):032x}"  # uuid_text, inlined: one per publication
-        return f"{text[:8]}-{text[8:12]}-{text[12:16]}-{text[16:20]}-{text[20:]}"
+        r12 = bits(12)
+        r62 = bits(62)
+        return f"{self._id_prefix}{r12:03x}-{0x8000 | r62 >> 48:04x}-{r62 & _LOW48:012x}"
 
     def clock_millis(self) -> int:
         """Engine time in ms (what ``current_time_millis()`` returns inside handlers)."""

@@ -403,7 +403,11 @@ class WaitManager:
             if not waiters or not queue:
                 continue
             if len(waiters) == 1:
-                self.try_satisfy(run, waiters[0])
+                wait = waiters[0].wait
+                # A join waiting for many messages is offered each one: most offers fail on
+                # the count alone, which needs no call.
+                if type(wait) is not SimpleWait or len(queue) >= wait.minimum:
+                    self.try_satisfy(run, waiters[0])
                 continue
             unready: set[str] = set()
             while waiters and queue and len(unready) < len(waiters):
