@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import gc
+import inspect
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -32,8 +33,8 @@ from dexviz import (
     go_to_many,
     simulate,
 )
-from dexviz.engine.loop import VirtualLoop
-from dexviz.engine.runners import SimRunner
+from dexviz.engine.loop import CANCEL_ROUNDS, VirtualLoop
+from dexviz.engine.runners import DeferredCall, SimRunner, reraise_exit
 from dexviz.engine.scheduler import Scheduler
 from tests.engine.flows_a import AdHocFlow
 
@@ -207,3 +208,136 @@ def test_the_handler_runs_in_the_runner_s_context() -> None:
         marker.reset(token)
     _drain(scheduler)
     assert outcomes == [("caller", None, False)]  # copied at the call, as before
+
+
+# -- a Task holds only the call until its first step -----------------------------------------
+
+
+def _coroutines_of(function: Any) -> list[Any]:
+    code = function.__code__
+    return [o for o in gc.get_objects() if inspect.iscoroutine(o) and o.cr_code is code]
+
+
+def test_an_unstarted_task_holds_no_handler_coroutine_only_the_call() -> None:
+    scheduler, runner = _runner()
+
+    async def handler(context: object, value: int) -> int:
+        return value
+
+    outcomes, done = _recorder()
+    task = runner.run_async(handler, (None, 5), done)
+    coro = task.get_coro()
+    assert isinstance(coro, DeferredCall) and not coro.started
+    assert _coroutines_of(handler) == []  # nothing that could be reported as never awaited
+    assert "handler" in repr(task)  # asyncio names the handler in the Task's repr
+    _drain(scheduler)
+    assert coro.started and outcomes == [(5, None, False)]
+
+
+def test_a_handler_error_is_the_task_s_result_so_a_dropped_task_logs_nothing() -> None:
+    scheduler, runner = _runner()
+
+    async def handler(context: object, value: int) -> int:
+        raise ValueError("bad")
+
+    task = runner.run_async(handler, (None, 0), lambda *outcome: None)
+    scheduler.pop()()  # the Task runs and fails; its done callback is still queued
+    assert task.done() and task.exception() is None  # nothing for asyncio to report
+    assert isinstance(reraise_guarded(task), ValueError)
+
+
+def reraise_guarded(task: asyncio.Task[Any]) -> BaseException:
+    try:
+        reraise_exit(task.result())
+    except ValueError as error:
+        return error
+    raise AssertionError("the handler's error was lost")
+
+
+def test_a_deferred_call_closed_or_thrown_into_before_it_starts_never_calls_the_handler() -> None:
+    called: list[int] = []
+
+    async def handler(value: int) -> int:
+        called.append(value)
+        return value
+
+    closed = DeferredCall(handler, (1,))
+    closed.close()
+    assert closed.started
+    with pytest.raises(RuntimeError, match="cannot reuse"):
+        closed.send(None)
+    thrown = DeferredCall(handler, (2,))
+    with pytest.raises(asyncio.CancelledError):
+        thrown.throw(asyncio.CancelledError())
+    assert thrown.started and called == []
+
+
+# -- the loop keeps its Tasks; closing cancels them -----------------------------------------
+
+
+def test_the_loop_keeps_a_pending_task_it_was_handed_and_forgets_it_once_done() -> None:
+    scheduler, runner = _runner()
+    loop = VirtualLoop(scheduler)
+
+    async def child() -> None:
+        await asyncio.sleep(1)
+
+    task = loop.create_task(child())
+    assert loop.pending_tasks() == [task]
+    del task
+    gc.collect()
+    assert len(loop.pending_tasks()) == 1  # not collected while it is pending
+    _drain(scheduler)
+    assert loop.pending_tasks() == []
+    loop.close()
+    assert loop.is_closed()
+
+
+def test_closing_the_loop_delivers_cancellation_and_runs_no_timer() -> None:
+    scheduler = Scheduler(0)
+    loop = VirtualLoop(scheduler)
+    seen: list[str] = []
+
+    async def stubborn() -> None:
+        try:
+            while True:  # ignores every cancellation; its timers never fire while closing
+                try:
+                    await asyncio.sleep(1)
+                except asyncio.CancelledError:
+                    seen.append("cancelled")
+        finally:
+            seen.append("finally")
+
+    task = loop.start_task(stubborn(), contextvars.copy_context())
+    scheduler.pop()()  # first step: it sleeps
+    loop.close()
+    # Cancelled CANCEL_ROUNDS times, then its coroutine is closed: its finally block ran.
+    assert seen == ["cancelled"] * CANCEL_ROUNDS + ["finally"]
+    assert loop.is_closed() and loop.pending_tasks() == [] and not task.done()
+    late = stubborn()
+    with pytest.raises(RuntimeError, match="closed"):
+        loop.create_task(late)
+    late.close()
+
+
+def test_abandoning_the_loop_runs_no_handler_code() -> None:
+    scheduler = Scheduler(0)
+    loop = VirtualLoop(scheduler)
+    seen: list[str] = []
+
+    async def sleeper() -> None:
+        try:
+            await asyncio.sleep(1)
+        finally:
+            seen.append("finally")
+
+    async def wrapper(inner: Any) -> None:
+        await inner
+
+    loop.start_task(sleeper(), contextvars.copy_context())
+    scheduler.pop()()
+    # A native wrapper handed a fresh coroutine, never started: both are closed quietly.
+    loop.start_task(wrapper(sleeper()), contextvars.copy_context())
+    with unawaited_coroutines("sleeper", "wrapper") as unawaited:
+        loop.abandon()
+    assert seen == [] and loop.is_closed() and unawaited == []
