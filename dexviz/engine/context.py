@@ -17,6 +17,7 @@ from dexviz.sdk.step_output import StepOutput, stream_output
 
 T = TypeVar("T")
 
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 DELETED: Any = object()
 """Marks a staged Attribute deletion."""
 
@@ -275,17 +276,28 @@ class InvocationContext(AsyncContext):
             self._declared_channel(definition)  # an equal declaration passes; others raise
         # Channel.physical_name is the name itself; a ChannelMap's names the instance.
         key = definition.name if type(definition) is Channel else definition.physical_name(instance)
-        try:
-            copy = self._codecs.roundtrip(definition.value_type, value, operation="")
-        except Exception:  # noqa: BLE001 - checked again below, with the message
-            # The message is built only now: the same check again, naming Flow, Step, Channel.
-            copy = self._codecs.roundtrip(
-                definition.value_type, value, operation=f"{self._where}: publish to Channel {key!r}"
-            )
+        value_type = definition.value_type
+        if (
+            type(value) is value_type
+            and value_type in self._codecs.identity_types
+            and (value_type is not int or _INT64_MIN <= value <= _INT64_MAX)
+        ):
+            copy = value  # what roundtrip returns for an exact str, bool or int64
+        else:
+            copy = self._checked_copy(value_type, value, key)
         staged = self._staged
         if staged is None:
             staged = self._staged = Staged()
         staged.publishes.append((key, copy))
+
+    def _checked_copy(self, value_type: Any, value: Any, key: str) -> Any:
+        try:
+            return self._codecs.roundtrip(value_type, value, operation="")
+        except Exception:  # noqa: BLE001 - checked again below, with the message
+            # The message is built only now: the same check again, naming Flow, Step, Channel.
+            return self._codecs.roundtrip(
+                value_type, value, operation=f"{self._where}: publish to Channel {key!r}"
+            )
 
     def _channel_size(self, definition: Any, instance: str | None) -> int:
         self._declared_channel(definition)
@@ -299,7 +311,15 @@ class InvocationContext(AsyncContext):
             return ()
         key = definition.physical_name(instance)
         values = self._execution.consumed_values.get(key, ())
-        return [self._codecs.roundtrip(definition.value_type, v, operation=key) for v in values]
+        value_type = definition.value_type
+        if values and value_type in self._codecs.identity_types and set(map(type, values)) == {
+            value_type
+        }:
+            # Every value is an exact str, bool or int: roundtrip returns each as it is
+            # (ints within int64, checked at once).
+            if value_type is not int or _INT64_MIN <= min(values) and max(values) <= _INT64_MAX:
+                return list(values)
+        return [self._codecs.roundtrip(value_type, v, operation=key) for v in values]
 
     def _channel_map_keys(self, definition: Any) -> tuple[str, ...]:
         self._declared_channel(definition)

@@ -127,6 +127,12 @@ class CodecRegistry:
         self._codecs: dict[object, Codec[Any]] = dict(codecs or {})
         self._resolver = ConverterResolver(self._codecs)
         self._entries: dict[object, _Entry] = {}
+        self.identity_types: frozenset[type] = frozenset(
+            t for t in (str, bool, int) if t not in self._codecs
+        )
+        """Types whose exact values ``roundtrip`` returns as they are when declared as
+        themselves (no custom codec replaces theirs; ints within int64): a caller may skip the
+        call for them."""
 
     @property
     def codecs(self) -> Mapping[object, Codec[Any]]:
