@@ -6,13 +6,12 @@ import json
 import re
 import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 
 from dexviz import cli
+from tests.cli.fakes import Record, fake_demo
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 CONTRACT_EDIT = REPO_ROOT / "dexviz" / "examples" / "contract_edit.py"
@@ -21,12 +20,6 @@ RECORD_LINE = re.compile(
 )
 
 
-@dataclass(frozen=True)
-class Record:
-    reviewer: str
-    outcome: str
-    started_at_millis: int
-    finished_at_millis: int
 
 
 def run_module(*args: str, cwd: Path = REPO_ROOT) -> subprocess.CompletedProcess[str]:
@@ -119,14 +112,9 @@ def test_records_are_formatted_relative_to_the_first_start():
     ]
 
 
-def _fake_demo(records, status="COMPLETED"):
-    history = SimpleNamespace(to_jsonl=lambda: '{"seq": 1}\n')
-    return cli.DemoRun(run=SimpleNamespace(history=history), status=status, records=tuple(records))
-
-
 def test_demo_exits_1_when_saved_edits_overlap(monkeypatch, tmp_path, capsys):
     records = [Record("reviewer-1", "saved", 0, 4000), Record("reviewer-2", "saved", 2000, 6000)]
-    monkeypatch.setattr(cli, "_simulate_contract_edits", lambda **_: _fake_demo(records))
+    monkeypatch.setattr(cli, "_simulate_contract_edits", lambda **_: fake_demo(records))
     assert cli.main(["demo", "--out", str(tmp_path)]) == 1
     captured = capsys.readouterr()
     assert "saved edits overlap: reviewer-1 [0, 4000] and reviewer-2 [2000, 6000]" in captured.err
@@ -134,7 +122,7 @@ def test_demo_exits_1_when_saved_edits_overlap(monkeypatch, tmp_path, capsys):
 
 
 def test_demo_exits_1_when_the_flow_does_not_complete(monkeypatch, tmp_path, capsys):
-    monkeypatch.setattr(cli, "_simulate_contract_edits", lambda **_: _fake_demo([], "FAILED"))
+    monkeypatch.setattr(cli, "_simulate_contract_edits", lambda **_: fake_demo([], "FAILED"))
     assert cli.main(["demo", "--out", str(tmp_path)]) == 1
     assert "the Flow ended FAILED, not COMPLETED" in capsys.readouterr().err
 
@@ -142,7 +130,7 @@ def test_demo_exits_1_when_the_flow_does_not_complete(monkeypatch, tmp_path, cap
 def test_demo_reports_an_unwritable_output_folder(monkeypatch, tmp_path, capsys):
     blocker = tmp_path / "a-file"
     blocker.write_text("")
-    monkeypatch.setattr(cli, "_simulate_contract_edits", lambda **_: _fake_demo([]))
+    monkeypatch.setattr(cli, "_simulate_contract_edits", lambda **_: fake_demo([]))
     assert cli.main(["demo", "--out", str(blocker / "sub")]) == 1
     err = capsys.readouterr().err
     assert err.startswith("dexviz demo: error: cannot create output folder")

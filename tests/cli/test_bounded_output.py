@@ -2,22 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from types import SimpleNamespace
-
 import pytest
 
 from dexviz import cli
 from dexviz.cli.common import DETAIL_LINES
 from tests.analysis.factory import TOKEN, contract_edit_history
-
-
-@dataclass(frozen=True)
-class Record:
-    reviewer: str
-    outcome: str
-    started_at_millis: int
-    finished_at_millis: int
+from tests.cli.fakes import Record, fake_demo
 
 
 def _records(count: int, *, overlapping: bool = False) -> list[Record]:
@@ -28,13 +18,6 @@ def _records(count: int, *, overlapping: bool = False) -> list[Record]:
                n * step + 4000)
         for n in range(count)
     ]
-
-
-def _fake_demo(records: list[Record]) -> cli.DemoRun:
-    history = SimpleNamespace(to_jsonl=lambda: '{"seq": 1}\n')
-    return cli.DemoRun(
-        run=SimpleNamespace(history=history), status="COMPLETED", records=tuple(records)
-    )
 
 
 def test_summarize_records_counts_outcomes_then_shows_at_most_the_limit():
@@ -71,7 +54,7 @@ def test_format_records_with_a_limit_keeps_times_relative_to_the_first_start_of_
 
 
 def test_a_900_reviewer_demo_prints_a_bounded_summary(monkeypatch, tmp_path, capsys):
-    monkeypatch.setattr(cli, "_simulate_contract_edits", lambda **_: _fake_demo(_records(900)))
+    monkeypatch.setattr(cli, "_simulate_contract_edits", lambda **_: fake_demo(_records(900)))
     assert cli.main(["demo", "--out", str(tmp_path), "--reviewers", "900"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0] == "ContractEditFlow with 900 reviewers, seed 0: COMPLETED"
@@ -85,7 +68,7 @@ def test_a_900_reviewer_demo_prints_a_bounded_summary(monkeypatch, tmp_path, cap
 
 def test_many_overlaps_are_reported_with_a_bounded_number_of_lines(monkeypatch, tmp_path, capsys):
     records = _records(100, overlapping=True)
-    monkeypatch.setattr(cli, "_simulate_contract_edits", lambda **_: _fake_demo(records))
+    monkeypatch.setattr(cli, "_simulate_contract_edits", lambda **_: fake_demo(records))
     assert cli.main(["demo", "--out", str(tmp_path)]) == 1
     err = capsys.readouterr().err.splitlines()
     pairs = len(cli.find_overlaps(records))
