@@ -67,6 +67,7 @@ class VirtualLoop(asyncio.BaseEventLoop):
         # Strong references: a pending Task can then only be destroyed with its loop.
         self._tasks: dict[asyncio.Task[Any], None] = {}
         self._sweep_at = 64
+        self._crash: BaseException | None = None
         self.closing = False
 
     def time(self) -> float:
@@ -109,6 +110,10 @@ class VirtualLoop(asyncio.BaseEventLoop):
             handle._run()
         finally:
             _set_running_loop(previous)
+        if self._crash is not None:
+            # A crash fault inside a Task's step: asyncio kept it as the Task's error.
+            crash, self._crash = self._crash, None
+            raise crash
 
     def start_task(self, coro: Any, context: contextvars.Context) -> asyncio.Task[Any]:
         """Create a Task for ``coro``; its first step runs as ready work."""
@@ -168,14 +173,18 @@ class VirtualLoop(asyncio.BaseEventLoop):
                 closing.run()
         self._finish(close_started=True)
 
-    def abandon(self) -> None:
+    def abandon(self, crash: BaseException | None = None) -> None:
         """Close the loop without running any handler code, as the death of the process would.
 
         Coroutines that never ran are closed (that runs nothing); suspended ones are left to
-        the garbage collector, which closes them when it frees them.
+        the garbage collector, which closes them when it frees them. A ``crash`` raised inside
+        one of the loop's callbacks (a handler's client call) is raised again once asyncio
+        returns from that callback, so it leaves the engine as any crash does.
         """
         if self.is_closed():
             return
+        if crash is not None and _get_running_loop() is self:
+            self._crash = crash
         self._start_closing()
         self._finish(close_started=False)
 
@@ -226,5 +235,5 @@ def close_coroutine(coro: Any, *, started: bool = True) -> None:
         return
     try:
         coro.close()
-    except RuntimeError:  # a coroutine that ignored GeneratorExit: it is left as it is
+    except (RuntimeError, ValueError):  # it ignored GeneratorExit, or it is the one running
         pass

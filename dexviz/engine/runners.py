@@ -135,9 +135,9 @@ class DeferredCall(Coroutine[Any, Any, Any]):
     """A coroutine handler's call, made at its Task's first step; errors come back as a value.
 
     Until the Task first steps there is only this object (no coroutine of the handler's that
-    could be reported as "never awaited"). The handler's KeyboardInterrupt, SystemExit and
-    errors are returned as an ``_Exited`` marker, which ``_task_outcome`` turns back into the
-    attempt's error.
+    could be reported as "never awaited"). Whatever the handler raises but a cancellation is
+    returned as an ``_Exited`` marker, which ``_task_outcome`` turns back into the attempt's
+    error (a Task dropped before its outcome was taken then has no error to log).
     """
 
     __slots__ = ("_handler", "_args", "_running")
@@ -190,9 +190,13 @@ class DeferredCall(Coroutine[Any, Any, Any]):
 
 
 async def _guard_errors(awaitable: Any) -> Any:
+    from asyncio import CancelledError  # loaded already: this runs in an asyncio Task
+
     try:
         return await awaitable
-    except (Exception, *HANDLER_EXITS) as error:  # noqa: BLE001 - the attempt's error
+    except (CancelledError, GeneratorExit):
+        raise
+    except BaseException as error:  # noqa: BLE001 - the attempt's error (or a crash fault's)
         return _Exited(error)
 
 

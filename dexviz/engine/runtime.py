@@ -209,25 +209,26 @@ class Runtime:
         """
         try:
             self.faults.committed()
-        except BaseException:
+        except BaseException as crash:
             abandon = getattr(self.store, "abandon", None)
             if abandon is not None:
                 abandon()
-            self.abandon()
+            self.abandon(crash)
             raise
 
-    def abandon(self) -> None:
+    def abandon(self, crash: BaseException | None = None) -> None:
         """Give up a crashed simulation: later calls are rejected, no handler code runs again.
 
         Its coroutine handlers' Tasks are dropped where they are (as a killed process would
         drop them), without anything left to warn when they are collected. The store stays
-        open for the engine that resumes it.
+        open for the engine that resumes it. A ``crash`` raised inside a handler's Task still
+        leaves the engine (asyncio alone would keep it as the Task's error).
         """
         if self.sim is None or self.closed:
             return
         self.closed = self.crashed = True
         if self._loop is not None:
-            self._loop.abandon()
+            self._loop.abandon(crash)
 
     def write_stream(self, flow_id: str, stream: Any, source: str, value: Any) -> Any:
         """Append to a Stream now, outside any commit, and wake readers (R180)."""

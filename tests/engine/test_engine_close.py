@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from dexviz import Context, Engine, FaultPlan, MemoryStore, Step, StepDecision, dead_end
+from dexviz import Channel, Context, Engine, FaultPlan, MemoryStore, Step, StepDecision, dead_end
 from dexviz.engine import EngineCrashed
 from dexviz.engine.loop import VirtualLoop
 from dexviz.sdk.decision import StepMovement, go_to_many
@@ -306,3 +306,65 @@ def test_a_live_engine_has_no_virtual_loop_and_closes_as_before() -> None:
     assert engine.closed
     with pytest.raises(RuntimeError, match="this Engine is closed"):
         engine.client()
+
+
+class Closer(Step[int]):
+    """A handler that closes the engine it runs in."""
+
+    def __init__(self) -> None:
+        self.engine: Any = None
+        self.seen: list[str] = []
+
+    async def execute(self, context: Context, n: int) -> StepDecision:  # type: ignore[override]
+        self.engine.close()
+        self.seen.append("closed")
+        return dead_end()
+
+
+def test_a_handler_may_close_its_own_engine() -> None:
+    with nothing_left() as left:
+        closer = Closer()
+        flow = AdHocFlow("Closing", closer)
+        engine = Engine([flow])
+        closer.engine = engine
+        engine.client().start_flow(flow, "flow-1", 1)
+        engine.run_until_idle()
+        assert engine.closed and closer.seen == ["closed"]
+        assert engine.result("flow-1").status is FlowStatus.RUNNING  # its result was dropped
+        del engine, closer, flow
+    assert left == []
+
+
+CH = Channel("ch", int)
+
+
+class Publishing(Step[int]):
+    """Publishes through a Client from inside its coroutine, then sleeps."""
+
+    def __init__(self) -> None:
+        self.engine: Any = None
+
+    async def execute(self, context: Context, n: int) -> StepDecision:  # type: ignore[override]
+        self.engine.client().publish("flow-1", CH, n)
+        await asyncio.sleep(1)
+        return dead_end()
+
+
+def test_a_crash_inside_a_handler_s_client_call_leaves_the_engine_too() -> None:
+    with nothing_left() as left:
+        step = Publishing()
+        flow = AdHocFlow("Publishing", step, [], [CH])
+        # Commit 3 is the handler's publish: asyncio alone would keep the crash as its Task's
+        # error, and the engine would go on (the attempt failed, then retried).
+        engine = Engine([flow], faults=FaultPlan.of(FaultPlan.crash_after_commit(3)))
+        step.engine = engine
+        engine.client().start_flow(flow, "flow-1", 1)
+        with pytest.raises(EngineCrashed):
+            engine.run_until_idle()
+        kinds = [str(e.kind) for e in engine.history("flow-1")]
+        assert kinds[-1] == "MessagePublished" and "AttemptFailed" not in kinds
+        assert engine.closed and _loop(engine).is_closed()
+        with pytest.raises(RuntimeError, match="crashed"):
+            engine.run_until_idle()
+        del engine, step, flow
+    assert left == []
