@@ -95,6 +95,8 @@ class Engine:
         faults: a FaultPlan of failed attempts and cancellations to inject.
         epoch: where virtual time starts (default 2026-01-01T00:00:00Z).
         chooser: decides every open choice instead of the seed (see ``dexviz.engine.choice``).
+
+    ``with Engine(...) as engine:`` closes the engine when the block ends (see ``close``).
     """
 
     def __init__(
