@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from dexviz.engine.loop import VirtualLoop
 
 
-_LOW48 = 0xFFFFFFFFFFFF
+_VARIANT = 2 << 62
 
 
 @contextmanager
@@ -147,9 +147,9 @@ class Runtime:
             text = f"{millis & 0xFFFFFFFFFFFF:012x}"
             self._id_millis, self._id_prefix = millis, f"{text[:8]}-{text[8:]}-7"
         bits = self.ids.getrandbits
-        r12 = bits(12)
-        r62 = bits(62)
-        return f"{self._id_prefix}{r12:03x}-{0x8000 | r62 >> 48:04x}-{r62 & _LOW48:012x}"
+        # The random 76 bits, formatted with one spec: 3 hex digits of r12, then 0x8000 | r62.
+        text = f"{bits(12) << 64 | _VARIANT | bits(62):019x}"
+        return f"{self._id_prefix}{text[:3]}-{text[3:7]}-{text[7:]}"
 
     def clock_millis(self) -> int:
         """Engine time in ms (what ``current_time_millis()`` returns inside handlers)."""

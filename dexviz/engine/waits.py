@@ -441,5 +441,5 @@ def _reserve(run: FlowRun, ex: Execution, key: str, count: int) -> list[dict[str
     queue = run.queue(key)
     messages = [queue.popleft() for _ in range(count)]
     ex.reserved.setdefault(key, []).extend(messages)
-    ex.consumed_values.setdefault(key, []).extend(m.value for m in messages)
+    ex.consumed_values.setdefault(key, []).extend([m.value for m in messages])
     return [{"channel": m.channel, "message_id": m.message_id} for m in messages]

@@ -32,6 +32,10 @@ def step_target_name(step: Any) -> str:
     return step.__name__ if isinstance(step, type) else type(step).__name__
 
 
+_new = object.__new__
+_NEXT = DecisionKind.NEXT
+
+
 class StepMovement:
     """One next Step: its Step (class or registered instance), its input, and option overrides.
 
@@ -48,7 +52,12 @@ class StepMovement:
     @staticmethod
     def of(step: Any, input: Any = None, *, options: StepOptions | None = None) -> StepMovement:
         """Move to ``step`` with ``input``; ``options`` replace the Step's own for this one."""
-        return StepMovement(step, input, options)
+        # __init__, inlined: a fan-out builds thousands of these in one go.
+        movement = _new(StepMovement)
+        movement.step = step
+        movement.input = input
+        movement.options = options
+        return movement
 
     def _key(self) -> tuple[Any, ...]:
         return (self.step, self.input, self.options)
@@ -166,20 +175,37 @@ class StepDecision:
 
 def go_to(step: Any, input: Any = None, *, options: StepOptions | None = None) -> StepDecision:
     """Move to one next Step with ``input``."""
-    return StepDecision(DecisionKind.NEXT, (StepMovement(step, input, options),))
+    # StepMovement.of and StepDecision(NEXT, ...), inlined: one go_to per Step transition,
+    # and two Python calls through the constructors' defaults cost more than the whole body.
+    movement = _new(StepMovement)
+    movement.step = step
+    movement.input = input
+    movement.options = options
+    decision = _new(StepDecision)
+    decision.kind = _NEXT
+    decision.movements = (movement,)
+    decision.output = NO_OUTPUT
+    decision.reason = ""
+    decision.empty_channels = ()
+    decision.fallback = None
+    decision.canceling_steps = ()
+    decision.canceling_sibling_steps = ()
+    decision.has_output = False
+    return decision
 
 
 def go_to_many(*movements: StepMovement) -> StepDecision:
     """Fan out: start every movement's Step, each with its own input, in argument order."""
     if not movements:
         raise ValueError("go_to_many requires a movement")
-    for movement in movements:
-        if not isinstance(movement, StepMovement):
-            raise TypeError(
-                f"go_to_many takes StepMovement.of(step, input) values, got "
-                f"{type(movement).__name__}"
-            )
-    return StepDecision(DecisionKind.NEXT, tuple(movements))
+    if set(map(type, movements)) != {StepMovement}:  # one C pass; the loop names the culprit
+        for movement in movements:
+            if not isinstance(movement, StepMovement):
+                raise TypeError(
+                    f"go_to_many takes StepMovement.of(step, input) values, got "
+                    f"{type(movement).__name__}"
+                )
+    return StepDecision(DecisionKind.NEXT, movements)
 
 
 go_to_multi = go_to_many
