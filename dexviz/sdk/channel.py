@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from urllib.parse import quote
 
-from dexviz.sdk.condition import ChannelCondition
+from dexviz.sdk.condition import ChannelCondition, channel_condition_for
 
 if TYPE_CHECKING:
     from dexviz.sdk.context import Context
@@ -81,10 +81,14 @@ class Channel(Generic[T]):
 
     def for_one(self, *, condition_id: str | None = None) -> ChannelCondition:
         """Wait for one message and consume exactly one."""
+        if condition_id is None:
+            return channel_condition_for(self, 1)
         return self.for_n(1, condition_id=condition_id)
 
     def for_n(self, count: int, *, condition_id: str | None = None) -> ChannelCondition:
         """Wait for ``count`` messages and consume exactly ``count``."""
+        if condition_id is None and type(count) is int and count >= 0:
+            return channel_condition_for(self, count)
         return ChannelCondition(
             channel=self, at_least=count, at_most=count, condition_id=condition_id
         )

@@ -110,3 +110,21 @@ class SubFlowCondition(Condition):
     def __repr__(self) -> str:
         flow_type = type(self.flow).__name__
         return f"SubFlow.run({flow_type}, condition_id={self.condition_id!r})"
+
+
+_set = object.__setattr__
+
+
+def channel_condition_for(channel: Any, count: int) -> ChannelCondition:
+    """``ChannelCondition(channel=channel, at_least=count, at_most=count)``, for an int >= 0.
+
+    What ``for_one`` and ``for_n`` build on every WaitFor call, without the dataclass
+    constructor's keyword handling and checks (the caller checked ``count``).
+    """
+    condition = object.__new__(ChannelCondition)
+    _set(condition, "condition_id", None)
+    _set(condition, "channel", channel)
+    _set(condition, "instance", None)
+    _set(condition, "at_least", count)
+    _set(condition, "at_most", count)
+    return condition

@@ -59,7 +59,12 @@ class Wait:
         """Wait for one condition (the same as ``all_of(condition)``)."""
         if isinstance(condition, Condition):
             # all_of's checks, for one condition: it is a condition, and its id is unique.
-            return Wait(WaitKind.ALL_OF, (condition,))
+            # Built as the frozen dataclass's __init__ would, without its call.
+            wait = _new(Wait)
+            _set(wait, "kind", WaitKind.ALL_OF)
+            _set(wait, "conditions", (condition,))
+            _set(wait, "combinations", ())
+            return wait
         return Wait.all_of(condition)
 
     @staticmethod
@@ -121,6 +126,10 @@ class Wait:
     def subflows(self) -> tuple[SubFlowCondition, ...]:
         """The SubFlow conditions in declaration order (the order result indexes use)."""
         return tuple(c for c in self.conditions if isinstance(c, SubFlowCondition))
+
+
+_new = object.__new__
+_set = object.__setattr__
 
 
 def _check_unique_ids(conditions: tuple[Condition, ...] | list[Condition]) -> None:
