@@ -21,20 +21,18 @@ from collections import deque
 from types import GeneratorType
 from typing import TYPE_CHECKING, Any
 
+from dexviz.engine.completed import PlainCompleted
 from dexviz.engine.context import InvocationContext
-from dexviz.engine.decide import DEFAULT_OPTIONS
 from dexviz.engine.effects import published_payload
+from dexviz.engine.fast_wait import commit_wait
 from dexviz.engine.invoke import QueuedStart
 from dexviz.engine.runners import HANDLER_EXITS, drain
-from dexviz.engine.simple_wait import SimpleWait
 from dexviz.engine.state import Execution, FlowRun, Message, Phase
-from dexviz.engine.waits import PlainWaitForCompleted
-from dexviz.history.event import Event, LazyPayload, Payload
+from dexviz.engine.step_settings import INT64, SAME_COPY, StepSettings, same_copy
+from dexviz.history.event import Event, LazyPayload
 from dexviz.history.kinds import EventKind
-from dexviz.sdk.codec import to_json_ready
 from dexviz.sdk.decision import DecisionKind, StepDecision
 from dexviz.sdk.definitions import FlowDefinition, StepDefinition
-from dexviz.sdk.options import StepOptions
 from dexviz.sdk.results import FlowStatus
 from dexviz.sdk.wait import Wait
 
@@ -44,62 +42,19 @@ if TYPE_CHECKING:
 _NEXT = DecisionKind.NEXT
 _GRACEFUL = DecisionKind.GRACEFUL_COMPLETE
 _DEAD_END = DecisionKind.DEAD_END
-_QUEUED = Phase.QUEUED
 _EXECUTE = Phase.EXECUTE
 _WAIT_FOR = Phase.WAIT_FOR
-_WAITING = Phase.WAITING
 _DONE = Phase.DONE
 _ATTEMPT_STARTED = EventKind.ATTEMPT_STARTED
 _EXECUTE_COMPLETED = EventKind.STEP_EXECUTE_COMPLETED
-_WAIT_FOR_COMPLETED = EventKind.STEP_WAIT_FOR_COMPLETED
 _CREATED = EventKind.STEP_EXECUTION_CREATED
 _PUBLISHED = EventKind.MESSAGE_PUBLISHED
 _SCALARS = frozenset({type(None), str, bool, int})
 """Value types that are JSON-ready as they are (``to_json_ready`` returns the value itself)."""
 _RUNNING = FlowStatus.RUNNING
-_INT64 = (-(2**63), 2**63 - 1)
 _NO_ATTRIBUTES: dict[str, Any] = {}
 """The snapshot of a run without Attributes, shared: contexts only read their snapshot."""
-_SAME_COPY = frozenset({str, bool, int})
-"""Types whose checked copy is the value itself (ints within int64; floats are checked)."""
 _new_event = tuple.__new__
-
-
-class StepSettings:
-    """What the fast path needs of one registered Step, worked out on its first execution."""
-
-    __slots__ = ("step", "options", "execute", "wait_for", "fast_execute", "fast_wait_for",
-                 "input_type", "step_type", "first_method", "has_wait_for",
-                 "targets")  # fmt: skip
-
-    def __init__(self, step: StepDefinition) -> None:
-        self.step = step
-        self.options: StepOptions = step.options or DEFAULT_OPTIONS
-        self.execute = step.step.execute
-        self.wait_for = step.step.wait_for if step.has_wait_for else None
-        self.input_type = step.input_type if step.input_type in _SAME_COPY else None
-        self.step_type = step.step_type
-        self.has_wait_for = step.has_wait_for
-        self.first_method = "wait_for" if step.has_wait_for else "execute"
-        # The go_to targets of the Flow this Step belongs to (see FastPath._targets_of).
-        self.targets: tuple[FlowDefinition, dict[Any, StepSettings]] | None = None
-        options = self.options
-        # Sync handlers in simulation run inline: no task, so no method timeout or heartbeat
-        # window is armed; locks need the general path's queueing.
-        self.fast_execute = not step.execute_is_async and not options.execute_lock_attributes
-        self.fast_wait_for = (
-            step.has_wait_for
-            and not step.wait_for_is_async
-            and not options.wait_for_lock_attributes
-        )
-
-
-def same_copy(value: Any, input_type: Any) -> bool:
-    """Whether ``roundtrip(input_type, value)`` would return ``value`` itself, unchanged."""
-    kind = type(value)
-    if kind is not input_type:
-        return False
-    return kind is not int or _INT64[0] <= value <= _INT64[1]
 
 
 class FastPath:
@@ -145,7 +100,7 @@ class FastPath:
             and ex.options is settings.options
             # same_copy, inlined: a None input is its own copy too.
             and (type(value) is input_type or value is None)
-            and (input_type is not int or value is None or _INT64[0] <= value <= _INT64[1])
+            and (input_type is not int or value is None or INT64[0] <= value <= INT64[1])
             and (settings.fast_execute if method == "execute" else settings.fast_wait_for)
         ):
             rt.invoker.start_general(run, ex, method)
@@ -208,7 +163,7 @@ class FastPath:
                 if moves is not None:
                     self._apply(run, ex, ctx, result, moves, events)
                     return
-        elif type(result) is Wait and self._wait(run, ex, ctx, result, events):
+        elif type(result) is Wait and commit_wait(rt, run, ex, ctx, result, events):
             return
         rt.invoker.finished(run, ex, ctx, token, result, None, False)
 
@@ -250,7 +205,7 @@ class FastPath:
             # general path's checked copy, so a caller's later mutation cannot reach it.
             if value is not None and (
                 value_type is not target.input_type
-                or (value_type is int and not _INT64[0] <= value <= _INT64[1])
+                or (value_type is int and not INT64[0] <= value <= INT64[1])
             ):
                 return None
             moves += (target, value)
@@ -408,119 +363,9 @@ class FastPath:
         assert first is not None
         return first if more is None else tuple(more)
 
-    def _wait(
-        self, run: FlowRun, ex: Execution, ctx: InvocationContext, wait: Wait, events: list[Event]
-    ) -> bool:
-        """Commit a WaitFor's Wait on declared Channels; False: the general path decides."""
-        rt = self._rt
-        simple = rt.waits.shapes.shared(wait)
-        if simple is not None and ctx._staged is None:
-            channel = simple.conditions[0].channel  # type: ignore[attr-defined]
-            declared = run.definition.channels.get(channel.name)
-            if declared is channel or declared == channel:
-                self._begin_waiting(run, ex, simple, events)
-                return True
-        if not wait.subflows and _declared(run, wait):
-            rt.waits.commit_wait_for(run, ex, ctx, wait)
-            return True
-        return False
-
-    def _begin_waiting(
-        self, run: FlowRun, ex: Execution, wait: SimpleWait, events: list[Event]
-    ) -> None:
-        """WaitManager.commit_wait_for and begin_waiting for a one-Channel Wait, nothing staged."""
-        rt = self._rt
-        now = rt.scheduler.now_ns
-        payload = PlainWaitForCompleted(ex.first_started_ns, ex.attempt, wait)
-        run.seq += 1
-        events.append(
-            _new_event(Event, (run.seq, now, _WAIT_FOR_COMPLETED, run.flow_id, run.run_id,
-                               ex.execution_id, ex.step.step_type, ex.method or None,
-                               ex.attempt or None, payload))
-        )  # fmt: skip
-        if rt._locks:
-            rt.release_locks(run, ex)
-        ex._phase = _WAITING  # active stays True
-        ex.wait = wait
-        ex.wait_registered_ns = now
-        ex.method = ""
-        ex.attempt = 0
-        key = wait.key
-        if key == run._first_channel and run._first_waiters is not None:
-            run._first_waiters.add(ex)  # FlowRun.add_waiter, for the run's first Channel
-        else:
-            run.add_waiter(key, ex)
-        if rt._stale_skips:
-            rt.apply_stale_skips(run, ex)
-        if ex._phase is _WAITING:
-            rt.waits.try_satisfy(run, ex)
-
-
 _new_tuple = tuple.__new__
 _EMPTY: dict[str, Any] = {}
 """AttemptStarted's payload: empty, and shared (payloads are read-only)."""
-
-
-class PlainCompleted(Payload):
-    """StepExecuteCompleted's payload for a fast commit without writes, locals or events.
-
-    It keeps the commit's values in its own slots (no argument tuple, no lists: one object per
-    transition for the garbage collector to track) and builds, on first read, the same dict
-    :func:`~dexviz.engine.decide.execute_completed_payload` builds for such a commit.
-    """
-
-    __slots__ = ("_started_ns", "_attempts", "_kind", "_has_output", "_output", "_reason",
-                 "_published", "_new")  # fmt: skip
-
-    def __init__(
-        self,
-        started_ns: int,
-        attempts: int,
-        decision: StepDecision,
-        published: tuple[str, ...],
-        new: Execution | tuple[Execution, ...],
-    ) -> None:
-        self._value = None
-        self._started_ns = started_ns
-        self._attempts = attempts
-        self._kind: str = decision.kind._name_
-        self._has_output: bool = decision.has_output
-        # An immutable scalar (the fast path checked it): JSON-ready as it is.
-        self._output: Any = decision.output
-        self._reason: str = decision.reason
-        self._published = published
-        self._new = new
-
-    def _make(self) -> dict[str, Any]:
-        new = self._new
-        executions = new if isinstance(new, tuple) else (new,)
-        decision: dict[str, Any] = {
-            "kind": self._kind,
-            "next": [
-                {
-                    "step_type": e.step.step_type,
-                    "execution_id": e.execution_id,
-                    "input": to_json_ready(e.input),
-                }
-                for e in executions
-            ],
-            "has_output": self._has_output,
-            "reason": self._reason,
-            "canceling_steps": [],
-            "canceling_sibling_steps": [],
-            "canceled": [],
-        }
-        if self._has_output:
-            decision["output"] = self._output
-        return {
-            "started_ns": self._started_ns,
-            "attempts": self._attempts,
-            "decision": decision,
-            "writes": [],
-            "published": list(self._published),
-            "locals": {},
-            "events": {},
-        }
 
 
 def _ids(messages: list[Message]) -> tuple[str, ...]:
@@ -540,16 +385,6 @@ def _ending(decision: StepDecision) -> list[Any] | None:
     output = decision.output
     # same_copy, for an immutable scalar output (or none): anything else is the general path's.
     plain = output is None or same_copy(
-        output, type(output) if type(output) in _SAME_COPY else None
+        output, type(output) if type(output) in SAME_COPY else None
     )
     return [] if plain else None
-
-
-def _declared(run: FlowRun, wait: Wait) -> bool:
-    """Whether every Channel the Wait names is the one the Flow declares."""
-    channels = run.definition.channels
-    for condition in wait.channel_conditions:
-        declared = channels.get(condition.channel.name)
-        if declared is not condition.channel and declared != condition.channel:
-            return False
-    return True

@@ -35,7 +35,7 @@ class QueuedStart(tuple):  # type: ignore[type-arg]
     ``(invoker, run, execution, method, settings)``: a tuple rather than a closure or an
     object with ``__init__``, because one is queued per Step transition; the engine's loop and
     the explorer (which attributes units to executions) read what it is for. ``settings`` is
-    the fast path's :class:`~dexviz.engine.fast.StepSettings` of the Step when the unit was
+    the fast path's :class:`~dexviz.engine.step_settings.StepSettings` of the Step when the unit was
     queued by it, else None.
     """
 

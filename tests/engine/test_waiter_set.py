@@ -6,7 +6,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from dexviz.engine.decide import DEFAULT_OPTIONS
-from dexviz.engine.state import Execution, WaiterSet
+from dexviz.engine.state import Execution
+from dexviz.engine.waiters import WaiterSet
 
 
 def _model(ops: list[tuple[bool, int]]) -> list[int]:
