@@ -8,10 +8,13 @@ to the one the engine recorded. Members a kind does not list are always written.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
+from dexviz.engine.completed import PlainCompleted
+from dexviz.engine.wait_payloads import PlainWaitForCompleted, describe_wait
 from dexviz.history.kinds import EventKind
+from dexviz.sdk.codec import to_json_ready
 
 AT_EVENT_TIME = object()
 """The usual value of ``started_ns``: the event's own time (an attempt that ran at once)."""
@@ -109,3 +112,63 @@ def _fresh(value: Any) -> Any:
     if type(value) is dict:
         return {}
     return value
+
+
+def compact_payload(kind: Any, payload: Mapping[str, Any], time_ns: int) -> Mapping[str, Any]:
+    """What a store writes of ``payload``: :func:`compact` of its dict (empty: nothing).
+
+    The fast path's usual payloads are compacted from their own values, without building
+    their whole dict first (and without keeping it: the payload stays unbuilt in memory).
+    """
+    direct = _DIRECT.get(type(payload))
+    if direct is not None:
+        return direct(payload, time_ns)
+    built: Mapping[str, Any] = getattr(payload, "value", payload)  # a Payload is built now
+    return compact(kind, built, time_ns) if built else built
+
+
+def _completed(payload: Any, time_ns: int) -> dict[str, Any]:
+    """:func:`compact` of a ``PlainCompleted``'s dict, member for member and in its order."""
+    p: PlainCompleted = payload
+    kept: dict[str, Any] = {}
+    if not _usual(p._started_ns, AT_EVENT_TIME, time_ns):
+        kept["started_ns"] = p._started_ns
+    if not _usual(p._attempts, 1, time_ns):
+        kept["attempts"] = p._attempts
+    decision: dict[str, Any] = {"kind": p._kind}
+    new = p._new
+    executions = new if isinstance(new, tuple) else (new,)
+    if executions:
+        decision["next"] = [
+            {"step_type": e.step.step_type, "execution_id": e.execution_id,
+             "input": to_json_ready(e.input)}
+            for e in executions
+        ]  # fmt: skip
+    if not _usual(p._has_output, False, 0):
+        decision["has_output"] = p._has_output
+    if not _usual(p._reason, "", 0):
+        decision["reason"] = p._reason
+    if p._has_output:
+        decision["output"] = p._output
+    kept["decision"] = decision
+    if p._published:
+        kept["published"] = list(p._published)
+    return kept
+
+
+def _wait_for_completed(payload: Any, time_ns: int) -> dict[str, Any]:
+    """:func:`compact` of a ``PlainWaitForCompleted``'s dict, member for member and in order."""
+    p: PlainWaitForCompleted = payload
+    kept: dict[str, Any] = {}
+    if not _usual(p._started_ns, AT_EVENT_TIME, time_ns):
+        kept["started_ns"] = p._started_ns
+    if not _usual(p._attempts, 1, time_ns):
+        kept["attempts"] = p._attempts
+    kept["wait"] = describe_wait(p._wait)
+    return kept
+
+
+_DIRECT: dict[type, Callable[[Any, int], dict[str, Any]]] = {
+    PlainCompleted: _completed,
+    PlainWaitForCompleted: _wait_for_completed,
+}

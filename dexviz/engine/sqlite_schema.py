@@ -12,7 +12,7 @@ import json
 import sqlite3
 from typing import Any
 
-from dexviz.engine.sqlite_compact import compact, expand
+from dexviz.engine.sqlite_compact import compact_payload, expand
 from dexviz.history.event import Event
 from dexviz.history.kinds import EventKind
 
@@ -62,13 +62,9 @@ class StoreError(RuntimeError):
 
 def encode(event: Event, run: int, t0: int = 0) -> tuple[Any, ...]:
     """The row of one event (``run`` is the rowid of its run; times are stored after ``t0``)."""
-    payload = event.payload
-    payload = getattr(payload, "value", payload)  # a LazyPayload is built now
     kind = event.kind
-    body = None
-    if payload:
-        kept = compact(kind, payload, event.time_ns)
-        body = _dumps(kept) if kept else None
+    kept = compact_payload(kind, event.payload, event.time_ns)
+    body = _dumps(kept) if kept else None
     ex = event.execution_id
     step = event.step_type
     if step is not None and ex is not None and ex.rpartition("-")[0] == step:

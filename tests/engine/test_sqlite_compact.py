@@ -60,3 +60,90 @@ def test_usual_members_are_left_out() -> None:
     assert compact(EventKind.STEP_EXECUTE_COMPLETED, payload, 7) == {"decision": {"x": 1}}
     kept = compact(EventKind.STEP_EXECUTE_COMPLETED, {"attempts": True}, 7)
     assert kept == {"attempts": True}  # same value, other type: kept
+
+
+# -- the fast path's payloads, compacted from their own values -------------------------------
+
+
+def _executions(count: int, inputs: list[Any]) -> tuple[Any, ...]:
+    from dexviz.engine.decide import DEFAULT_OPTIONS
+    from dexviz.engine.state import Execution
+    from tests.engine.flows_a import AdHocFlow
+    from tests.engine.test_fast_path import Hop
+
+    flow = AdHocFlow("Compact", Hop())
+    from dexviz.sdk.registry import Registry
+
+    step = Registry([flow]).definition(flow).start
+    assert step is not None
+    return tuple(
+        Execution(f"Hop-{i + 1}", step, inputs[i % len(inputs)], "Hop-0", DEFAULT_OPTIONS)
+        for i in range(count)
+    )
+
+
+@given(
+    started=st.sampled_from(["at", "before", "bool"]),
+    attempts=st.sampled_from([1, 2, True]),
+    kind=st.sampled_from(["NEXT", "DEAD_END", "GRACEFUL_COMPLETE"]),
+    output=st.one_of(st.none(), st.integers(min_value=-2, max_value=2), st.text(max_size=2)),
+    has_output=st.booleans(),
+    reason=st.sampled_from(["", "why"]),
+    published=st.lists(st.text(min_size=1, max_size=3), max_size=2),
+    new=st.integers(min_value=0, max_value=3),
+    time_ns=st.sampled_from([0, 10**18]),
+)
+def test_a_fast_commit_payload_compacts_as_its_built_dict_does(
+    started: str, attempts: int, kind: str, output: Any, has_output: bool, reason: str,
+    published: list[str], new: int, time_ns: int,
+) -> None:
+    import json
+
+    from dexviz.engine.completed import PlainCompleted
+    from dexviz.engine.sqlite_compact import compact_payload
+    from dexviz.history.kinds import EventKind
+    from dexviz.sdk.decision import NO_OUTPUT, DecisionKind, StepDecision
+
+    started_ns: Any = {"at": time_ns, "before": time_ns - 7, "bool": True}[started]
+    decision = StepDecision(
+        DecisionKind[kind], output=output if has_output else NO_OUTPUT, reason=reason
+    )
+    executions = _executions(new, [0, "x", None, True])
+    payload = PlainCompleted(
+        started_ns, attempts, decision, tuple(published),
+        executions[0] if len(executions) == 1 else executions,
+    )  # fmt: skip
+    kinds = EventKind.STEP_EXECUTE_COMPLETED
+    direct = compact_payload(kinds, payload, time_ns)
+    assert payload._value is None  # compacted without building the dict
+    built = compact(kinds, payload.value, time_ns)
+    assert json.dumps(direct) == json.dumps(built)  # same members, same order
+
+
+@given(
+    started=st.sampled_from(["at", "before"]),
+    attempts=st.sampled_from([1, 3]),
+    time_ns=st.sampled_from([0, 10**18]),
+)
+def test_a_plain_wait_for_payload_compacts_as_its_built_dict_does(
+    started: str, attempts: int, time_ns: int
+) -> None:
+    import json
+    from datetime import timedelta
+
+    from dexviz import Channel, Timer, Wait
+    from dexviz.engine.sqlite_compact import compact_payload
+    from dexviz.engine.wait_payloads import PlainWaitForCompleted
+    from dexviz.history.kinds import EventKind
+
+    token = Channel("compact_token", str)
+    for wait in (
+        Wait.until(token.for_one()),
+        Wait.any_of(token.at_least(2), Timer.by_duration(timedelta(seconds=3))),
+    ):
+        started_ns = time_ns if started == "at" else time_ns - 7
+        payload = PlainWaitForCompleted(started_ns, attempts, wait)
+        kind = EventKind.STEP_WAIT_FOR_COMPLETED
+        direct = compact_payload(kind, payload, time_ns)
+        assert payload._value is None
+        assert json.dumps(direct) == json.dumps(compact(kind, payload.value, time_ns))
