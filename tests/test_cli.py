@@ -313,7 +313,7 @@ def test_demo_writes_every_view(tmp_path):
     for name in ("history.jsonl", "timeline.svg", "executions.csv", "exclusive-sections.txt"):
         assert (tmp_path / name).stat().st_size > 0, name
     assert (tmp_path / "graph.svg").exists() or (tmp_path / "graph.dot").exists()
-    assert "8 holding(s), OK" in completed.stdout
+    assert "8 holdings, OK" in completed.stdout
 
 
 def test_run_simulates_a_flow_file_and_writes_its_views(tmp_path, capsys):
@@ -346,7 +346,7 @@ def test_history_summarises_a_saved_run(tmp_path, capsys):
 
     path = dexviz.simulate(ContractEditFlow(), sample_edits(3)).history.save(tmp_path / "h.jsonl")
     assert cli.main(["history", str(path), "--channel", "contractEditToken"]) == 0
-    assert "3 holding(s), OK" in capsys.readouterr().out
+    assert "3 holdings, OK" in capsys.readouterr().out
 
 
 def test_history_reports_a_malformed_file_with_its_line(tmp_path, capsys):

@@ -216,7 +216,7 @@ def test_the_output_checks_catch_what_they_look_for(value: str, pattern: re.Patt
     "value",
     [
         '<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink">',
-        "Flow 'flow-1' (run ca4094a2-14f9-4e09-bc96-d922175bf3e2): 8 holding(s)",
+        "Flow 'flow-1' (run ca4094a2-14f9-4e09-bc96-d922175bf3e2): 8 holdings",
         "SubFlow:doc-1-Publish-1-0 COMPLETED ('contract.pdf',)",
         "  EnterContractEdit-7             0.000    4.000  published  SaveContractEdit-1",
     ],

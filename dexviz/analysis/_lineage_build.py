@@ -9,6 +9,7 @@ from dexviz.analysis._execution_fold import items, text
 from dexviz.analysis.executions import Execution, ExecutionStatus, RunExecutions
 from dexviz.analysis.lineage import STATUS_ORDER, LineageEdge, LineageNode, group_status
 from dexviz.history import EventKind
+from dexviz.history._plural import plural
 
 START = "__start__"
 END = "__end__"
@@ -77,7 +78,7 @@ def outcome_line(execution: Execution, closed: bool) -> str:
     if status is ExecutionStatus.FAILED:
         tries = len(execution.attempts_of("execute")) or len(execution.attempts_of("wait_for"))
         route = f" → {execution.recovery}" if execution.recovery else ""
-        return f"failed after {tries} attempt{'' if tries == 1 else 's'}{route}"
+        return f"failed after {plural(tries, 'attempt')}{route}"
     if status is ExecutionStatus.COMPLETED:
         kind = (execution.outcome or "").lower()
         return f"go_to {_next_text(execution.next)}" if kind == "next" else kind
@@ -95,7 +96,7 @@ def _detail(execution: Execution, closed: bool) -> tuple[str, ...]:
         lines.append(f"waited {wait}")
     failed = execution.failed_attempts
     if failed and execution.status is not ExecutionStatus.FAILED:
-        lines.append(f"{failed} failed attempt{'' if failed == 1 else 's'}")
+        lines.append(plural(failed, "failed attempt"))
     if execution.error_type:
         name = execution.error_type.rsplit(".", 1)[-1]
         lines.append(f"{name}: {execution.error_message or ''}"[:60])
@@ -236,8 +237,7 @@ class LineageBuilder:
         if close.error_type:
             detail.append(f"{close.error_type}: {close.error_message or ''}"[:60])
         if close.outputs:
-            count = len(close.outputs)
-            detail.append(f"{count} output{'' if count == 1 else 's'}")
+            detail.append(plural(len(close.outputs), "output"))
         return LineageNode(END, "end", "Flow closed", close.status, detail=tuple(detail)), edges
 
     def build(self) -> tuple[tuple[LineageNode, ...], tuple[LineageEdge, ...]]:

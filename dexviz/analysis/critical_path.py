@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from dexviz.analysis._execution_fold import text
 from dexviz.analysis.executions import Execution, RunExecutions, RunSource, as_run
 from dexviz.history import Event, EventKind
+from dexviz.history._plural import plural
 
 __all__ = ["CriticalPath", "PathLink", "critical_path"]
 
@@ -69,7 +70,7 @@ class CriticalPath:
                 f"close_status={self.close_status!r})")
 
     def __str__(self) -> str:
-        lines = [f"Critical path: {len(self.links)} execution(s), {self.duration_s:.3f} s"]
+        lines = [f"Critical path: {plural(len(self.links), 'execution')}, {self.duration_s:.3f} s"]
         for link in self.links:
             via = f"{link.via} ({link.channel})" if link.channel else link.via
             released = (link.released_ns - self.start_ns) / 1e9

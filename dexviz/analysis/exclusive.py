@@ -22,6 +22,7 @@ from dexviz.analysis.executions import RunExecutions, RunSource, as_run
 from dexviz.analysis.intervals import overlapping_pairs
 from dexviz.analysis.names import did_you_mean
 from dexviz.history import Event, EventKind
+from dexviz.history._plural import plural
 
 __all__ = ["ExclusiveReport", "Holding", "Overlap", "exclusive_sections", "holdings"]
 
@@ -132,26 +133,26 @@ class ExclusiveReport:
 
     def _lines(self, max_rows: int | None) -> Iterator[str]:
         verdict = "OK, no two holdings overlap" if self.ok else (
-            f"FAILED, {len(self.overlaps)} overlapping pair(s)"
+            f"FAILED, {plural(len(self.overlaps), 'overlapping pair')}"
         )
         yield (f"Exclusive sections of {self.channel!r} in Flow {self.flow_id!r} "
-               f"(run {self.run_id}): {len(self.intervals)} holding(s), {verdict}")
+               f"(run {self.run_id}): {plural(len(self.intervals), 'holding')}, {verdict}")
         if self.intervals:
             yield f"  {'holder':<28} {'from s':>8} {'to s':>8}  end        released by"
         shown, hidden = _cut(self.intervals, max_rows)
         for h in shown:
             yield (f"  {h.holder:<28} {self._seconds(h.start_ns)} {self._seconds(h.end_ns)}  "
                    f"{h.end:<10} {h.released_by or '-'}")
-        yield from _more(hidden, "holding(s)")
+        yield from _more(hidden, "holding")
         overlaps, hidden = _cut(self.overlaps, max_rows)
         for o in overlaps:
             yield (f"  OVERLAP {o.first.holder} and {o.second.holder}: both held from "
                    f"{self._seconds(o.start_ns).strip()} s to {self._seconds(o.end_ns).strip()} s")
-        yield from _more(hidden, "overlapping pair(s)")
+        yield from _more(hidden, "overlapping pair")
         unreleased, hidden = _cut(self.unreleased, max_rows)
         for h in unreleased:
             yield f"  UNRELEASED {h.holder}: never published {self.channel!r} back"
-        yield from _more(hidden, "unreleased holding(s)")
+        yield from _more(hidden, "unreleased holding")
 
 
 def _cut(rows: tuple[_Row, ...], max_rows: int | None) -> tuple[tuple[_Row, ...], int]:
@@ -161,9 +162,9 @@ def _cut(rows: tuple[_Row, ...], max_rows: int | None) -> tuple[tuple[_Row, ...]
     return rows[:max_rows], len(rows) - max_rows
 
 
-def _more(hidden: int, what: str) -> Iterator[str]:
+def _more(hidden: int, noun: str) -> Iterator[str]:
     if hidden:
-        yield f"  ... and {hidden} more {what} not shown"
+        yield f"  ... and {plural(hidden, 'more ' + noun)} not shown"
 
 
 @dataclass

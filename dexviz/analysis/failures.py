@@ -15,6 +15,7 @@ from dexviz.analysis.executions import (
     ExecutionStatus,
     RunExecutions,
 )
+from dexviz.history._plural import plural
 
 __all__ = ["RunFailure", "run_failure", "step_failures"]
 
@@ -59,9 +60,8 @@ class RunFailure:
         detail = f"{error}: {self.error_message}" if self.error_message else error
         if self.execution_id is None:
             return f"the Flow failed: {detail}"
-        plural = "attempt" if self.attempts == 1 else "attempts"
-        return (f"{self.execution_id} {self.method or 'execute'} failed after {self.attempts} "
-                f"{plural}: {detail}")
+        return (f"{self.execution_id} {self.method or 'execute'} failed after "
+                f"{plural(self.attempts, 'attempt')}: {detail}")
 
 
 def step_failures(run: RunExecutions) -> tuple[RunFailure, ...]:

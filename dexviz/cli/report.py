@@ -20,6 +20,7 @@ from dexviz.cli.common import (
     describe,
     refuse_symlinks,
 )
+from dexviz.history._plural import plural
 
 __all__ = ["add_report_parser", "cmd_report", "load_history"]
 
@@ -95,8 +96,8 @@ def _from_store(path: Path, flow: str | None) -> Any:
         if flow is None or flow not in flows:
             listed = ", ".join(flows) or "none"
             what = "choose one with --flow ID" if flow is None else f"it has no Flow {flow!r}"
-            raise UsageError(f"{str(path)!r} is a store of {len(flows)} Flow(s) ({listed}); "
-                           f"{what}")
+            raise UsageError(f"{str(path)!r} is a store of {plural(len(flows), 'Flow')} "
+                             f"({listed}); {what}")
         return store.history(flow)
     except StoreError as error:
         raise CliError(describe(error)) from error

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, cast
 
 from dexviz.engine.engine import Engine
+from dexviz.history._plural import plural
 from dexviz.sdk.errors import FlowDefinitionError
 from dexviz.sdk.registry import Registry
 
@@ -85,7 +86,8 @@ class Hub:
 
     def __repr__(self) -> str:
         with self._lock:
-            parts = [f"{a!r}: {s.holders} holder(s)" for a, s in sorted(self._slots.items())]
+            slots = sorted(self._slots.items())
+            parts = [f"{a!r}: {plural(s.holders, 'holder')}" for a, s in slots]
         return f"Hub({{{', '.join(parts)}}})"
 
     def lease(self, address: str) -> Lease:

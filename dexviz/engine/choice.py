@@ -17,6 +17,8 @@ from collections.abc import Callable, Sequence, Set
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from dexviz.history._plural import plural
+
 
 class ChoiceKind(enum.Enum):
     """What a choice decides."""
@@ -130,4 +132,5 @@ class FaultBudget:
         return method == self.method and step_type in self.step_types
 
     def __str__(self) -> str:
-        return f"up to {self.count} failure(s) of {', '.join(self.step_types)}.{self.method}"
+        steps = ", ".join(self.step_types)
+        return f"up to {plural(self.count, 'failure')} of {steps}.{self.method}"

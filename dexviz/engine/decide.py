@@ -19,6 +19,7 @@ from dexviz.engine.effects import (
     staged_values,
 )
 from dexviz.engine.state import Execution, FlowRun, Phase
+from dexviz.history._plural import plural
 from dexviz.history.event import LazyPayload, Payload
 from dexviz.history.kinds import EventKind
 from dexviz.sdk.codec import to_json_ready
@@ -275,7 +276,7 @@ class Decisions(Closing):
         failed, how and after how many attempts is kept as the result's ``failure``.
         """
         where = self._rt.invoker.where(run, ex, ex.method)
-        tried = f"failed after {ex.attempt} attempt(s)"
+        tried = f"failed after {plural(ex.attempt, 'attempt')}"
         run.failure = f"{where} {tried}: {info.error_type}: {info.detail}"
         if ex.active:
             self.finish(run, ex, Phase.DONE)

@@ -23,6 +23,7 @@ from typing import Any, Protocol, cast
 
 from dexviz.engine.engine import Engine
 from dexviz.engine.flow_state import FlowState
+from dexviz.history._plural import plural
 from dexviz.history.event import Event
 from dexviz.history.history import History
 from dexviz.history.kinds import EventKind
@@ -237,7 +238,7 @@ class _ConservedMonitor:
         if not self._armed or total == self._count:
             return None
         return (
-            f"{total} message(s) of {self._sections.channel!r} queued or held "
+            f"{plural(total, 'message')} of {self._sections.channel!r} queued or held "
             f"({queued} queued, {self._sections.held} held), expected {self._count}"
         )
 

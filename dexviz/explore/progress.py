@@ -8,6 +8,8 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+from dexviz.history._plural import plural
+
 
 class Progress:
     """Counts schedules; shows them on whatever display is available."""
@@ -40,7 +42,7 @@ class Progress:
         """Show the latest counts."""
         step = schedules - self.count
         self.count = schedules
-        text = f"{schedules} schedules, {states} states, {violations} violation(s)"
+        text = f"{schedules} schedules, {states} states, {plural(violations, 'violation')}"
         if self._bar is not None:
             self._bar.update(step)
             self._bar.set_postfix_str(f"{states} states")

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from dexviz.engine import SimulationRun
 from dexviz.history import History
+from dexviz.history._plural import plural
 from dexviz.report.encode import GraphIds, encode_frames, script_json
 from dexviz.report.failures import failed_attempts
 from dexviz.report.frames import PANELS, Frame, frames, replay_debugger
@@ -150,7 +151,7 @@ def _title(history: History, status: str) -> tuple[str, str]:
     first, last = history[0], history[-1]
     seconds = (last.time_ns - first.time_ns) / 1e9
     sub = (f"Flow id {history.flow_id} · {status} · {len(history)} events · "
-           f"{seconds:.3f} s of engine time · {len(history.run_ids)} run(s)")
+           f"{seconds:.3f} s of engine time · {plural(len(history.run_ids), 'run')}")
     return flow_type, sub
 
 

@@ -12,13 +12,13 @@ from dexviz.analysis.definition import FlowDefinitionGraph, analyze_flow
 from dexviz.analysis.definition.model import Node
 from dexviz.analysis.executions import RunExecutions
 from dexviz.analysis.lineage import StepTypeStats, step_type_stats
+from dexviz.history._plural import plural
 from dexviz.viz.definition_dot import DefinitionDotOptions, definition_dot
 from dexviz.viz.definition_theme import card_rows
 from dexviz.viz.dot import AttrValue, cell, font, format_attrs, quote, row, table
 from dexviz.viz.execution_view import recorded_source
 from dexviz.viz.palette import STATUS_COLORS
 from dexviz.viz.render import GraphView
-from dexviz.viz.timeline import plural
 
 __all__ = ["DefinitionOverlayView", "overlay_dot"]
 
@@ -39,11 +39,10 @@ def _overlay_rows(stats: StepTypeStats | None, run_id: str) -> list[str]:
         return [row(cell(font(f"not executed in run {run_id}", size=9, color=_MUTED,
                               italic=True), left))]
     histogram = " · ".join(f"{n} {s}" for s, n in stats.statuses)
-    noun = "execution" if stats.count == 1 else "executions"
-    head = font(f"▣ {stats.count} {noun}", bold=True, size=10,
+    head = font(f"▣ {plural(stats.count, 'execution')}", bold=True, size=10,
                 color=STATUS_COLORS[stats.status][0])
     rows = [row(cell(head + font(f"  {histogram}", size=9, color=_MUTED), left)), _bar(stats)]
-    detail = f"{stats.attempts} attempts"
+    detail = plural(stats.attempts, "attempt")
     if stats.failed_attempts:
         detail += f", {stats.failed_attempts} failed"
     detail += f" · Execute {stats.execute_s:.1f} s in total"

@@ -23,6 +23,7 @@ from xml.sax.saxutils import escape as xml_escape
 from dexviz._optional import require
 from dexviz.analysis.exclusive import ExclusiveReport, Holding, exclusive_sections
 from dexviz.analysis.executions import RunExecutions, RunSource, as_run
+from dexviz.history._plural import plural
 from dexviz.viz._timeline_lanes import (
     INSTANT_TOKEN,
     STYLES,
@@ -294,11 +295,6 @@ def _decorate(figure: Figure, ax: Axes, run: RunExecutions, lanes: Sequence[Lane
     handles = legend_handles(lanes, report)
     figure.legend(handles=handles, loc="lower center", ncols=min(len(handles), 6),
                   frameon=False, fontsize=7.5)
-
-
-def plural(count: int, noun: str) -> str:
-    """``1 execution``, ``2 executions``, ``0 holdings``."""
-    return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
 def timeline_svg(figure: Figure) -> str:

@@ -18,6 +18,7 @@ from dexviz.analysis.state import StateFolder
 from dexviz.engine import Engine, SimulationRun
 from dexviz.engine.engine import Breakpoint
 from dexviz.history import Event, EventKind, History
+from dexviz.history._plural import plural
 from dexviz.widgets._index import HistoryIndex
 from dexviz.widgets._live import FailNextAttempt, LiveDriver, breakpoint_name, predicate
 from dexviz.widgets.cursor import CursorState
@@ -344,7 +345,7 @@ class DebuggerModel:
         """
         new = self._driver.step()
         self._grew(new)
-        text = f"step: {len(new)} event(s)" if new else "the engine is idle: nothing to run"
+        text = f"step: {plural(len(new), 'event')}" if new else "the engine is idle: nothing to run"
         self._moved(len(self._history) - 1, text)
         return new
 

@@ -107,14 +107,14 @@ def _report(count: int, end: str = "published") -> ExclusiveReport:
 def test_describe_with_max_rows_cuts_every_section_and_says_how_many_rows_are_left_out():
     report = _report(25, end="closed")
     lines = report.describe(max_rows=3).splitlines()
-    assert lines[0].endswith("25 holding(s), FAILED, 24 overlapping pair(s)")
+    assert lines[0].endswith("25 holdings, FAILED, 24 overlapping pairs")
     assert [line.split()[0] for line in lines[2:5]] == [
         "EnterContractEdit-1", "EnterContractEdit-2", "EnterContractEdit-3"]
-    assert lines[5] == "  ... and 22 more holding(s) not shown"
+    assert lines[5] == "  ... and 22 more holdings not shown"
     assert lines[6].startswith("  OVERLAP EnterContractEdit-1 and EnterContractEdit-2")
-    assert lines[9] == "  ... and 21 more overlapping pair(s) not shown"
+    assert lines[9] == "  ... and 21 more overlapping pairs not shown"
     assert lines[10] == f"  UNRELEASED EnterContractEdit-1: never published {TOKEN!r} back"
-    assert lines[13:] == ["  ... and 22 more unreleased holding(s) not shown"]
+    assert lines[13:] == ["  ... and 22 more unreleased holdings not shown"]
 
 
 def test_describe_without_max_rows_is_the_full_table():
@@ -127,7 +127,7 @@ def test_describe_without_max_rows_is_the_full_table():
 @pytest.mark.parametrize(("count", "max_rows", "cut"), [(3, 3, False), (4, 3, True), (1, 0, True)])
 def test_describe_adds_a_note_only_when_rows_are_left_out(count, max_rows, cut):
     text = exclusive_sections(contract_edit_history(count=count), TOKEN).describe(max_rows)
-    assert ("more holding(s) not shown" in text) is cut
+    assert ("1 more holding not shown" in text) is cut
     assert text.count("EnterContractEdit-") == min(count, max_rows)
 
 

@@ -92,8 +92,8 @@ def test_the_real_900_reviewer_demo_prints_a_short_summary(tmp_path):
     lines = completed.stdout.splitlines()
     assert len(lines) <= 2 * DETAIL_LINES + 20, completed.stdout
     assert "  ... and 890 more records not shown" in lines
-    assert "  ... and 890 more holding(s) not shown" in lines
-    assert any("900 holding(s), OK, no two holdings overlap" in line for line in lines)
+    assert "  ... and 890 more holdings not shown" in lines
+    assert any("900 holdings, OK, no two holdings overlap" in line for line in lines)
     assert sum(line.startswith("wrote ") for line in lines) == 6
     # The file written beside it keeps the full table.
     assert len((tmp_path / "exclusive-sections.txt").read_text().splitlines()) == 2 + 900
@@ -103,6 +103,6 @@ def test_history_with_a_channel_prints_at_most_detail_lines_holdings(tmp_path, c
     path = contract_edit_history(count=DETAIL_LINES + 5).save(tmp_path / "history.jsonl")
     assert cli.main(["history", str(path), "--channel", TOKEN]) == 0
     out = capsys.readouterr().out
-    assert f"{DETAIL_LINES + 5} holding(s), OK" in out
+    assert f"{DETAIL_LINES + 5} holdings, OK" in out
     assert out.count("  EnterContractEdit-") == DETAIL_LINES
-    assert out.splitlines()[-1] == "  ... and 5 more holding(s) not shown"
+    assert out.splitlines()[-1] == "  ... and 5 more holdings not shown"

@@ -30,7 +30,7 @@ def test_a_stored_run_prints_the_summary_of_its_jsonl(runs_db: Path, capsys) -> 
     from_jsonl = capsys.readouterr().out
     assert cli.main(["history", str(runs_db), "--flow", "first", *args]) == 0
     assert capsys.readouterr().out == from_jsonl
-    assert "3 holding(s), OK" in from_jsonl
+    assert "3 holdings, OK" in from_jsonl
 
 
 def test_views_of_a_stored_run_are_written(runs_db: Path, tmp_path: Path, capsys) -> None:

@@ -113,7 +113,7 @@ def test_report_reads_one_flow_of_a_sqlite_store(tmp_path, capsys):
 def test_a_store_of_several_flows_needs_dash_dash_flow(tmp_path, capsys):
     _store(tmp_path / "runs.db", "edit-1", "edit-2")
     assert cli.main(["report", str(tmp_path / "runs.db")]) == 2
-    assert "store of 2 Flow(s) (edit-1, edit-2); choose one with --flow ID" in _error(capsys)
+    assert "store of 2 Flows (edit-1, edit-2); choose one with --flow ID" in _error(capsys)
     assert cli.main(["report", str(tmp_path / "runs.db"), "--flow", "edit-9"]) == 2
     assert "it has no Flow 'edit-9'" in _error(capsys)
     assert not (tmp_path / "runs.html").exists()

@@ -184,7 +184,8 @@ def test_r105_malformed_retry_after_fails_the_attempt_under_the_policy(
         result = _run_bad(engine, flows[0])
         assert result.status is FlowStatus.FAILED
         message = result.failure or ""
-        where = f"Flow 'Bad', Step BadRetryAfter-1 {method} failed after {attempts} attempt(s)"
+        tried = "3 attempts" if attempts == 3 else "1 attempt"
+        where = f"Flow 'Bad', Step BadRetryAfter-1 {method} failed after {tried}"
         assert where in message
         assert "dexviz.sdk.errors.FlowDefinitionError" in message
         assert "malformed RetryAfterError" in message and detail in message

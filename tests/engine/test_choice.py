@@ -115,7 +115,7 @@ def test_budget_covers_only_its_steps_and_method() -> None:
     assert budget.covers("EditContract", "execute")
     assert not budget.covers("EditContract", "wait_for")
     assert not budget.covers("EnterContractEdit", "execute")
-    assert str(budget) == "up to 2 failure(s) of SaveContractEdit, EditContract.execute"
+    assert str(budget) == "up to 2 failures of SaveContractEdit, EditContract.execute"
 
 
 @pytest.mark.parametrize(

@@ -140,7 +140,7 @@ def test_flow_result_error_message_is_the_handlers_own_message(
     assert result.error_type is FlowErrorType.WORKER_API_FAILED
     assert result.error_message == message
     method = "wait_for" if step is FailsWaitFor else "execute"
-    where = f"Flow 'Failing', Step {step.__name__}-1 {method} failed after 1 attempt(s)"
+    where = f"Flow 'Failing', Step {step.__name__}-1 {method} failed after 1 attempt"
     assert result.failure == f"{where}: builtins.RuntimeError: {message}"
 
 

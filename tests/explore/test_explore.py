@@ -91,7 +91,7 @@ def test_conserved_catches_a_second_token_from_a_client() -> None:
         actions=[Action.publish(CONTRACT_EDIT_TOKEN, "extra")], progress=False,
     )
     assert report.violations[0].check == f"conserved({TOKEN}, count=1)"
-    assert "2 message(s)" in report.violations[0].message
+    assert "2 messages" in report.violations[0].message
 
 
 def test_terminates_and_status_catch_a_stall_and_a_stop() -> None:

@@ -51,13 +51,13 @@ def test_outputs_are_deterministic_and_fall_back_to_dot_text_without_graphviz(tm
     assert first["graph"].name == "graph.dot"
     for key, path in first.items():
         assert path.read_bytes() == second[key].read_bytes(), key
-    assert "FAILED, 1 overlapping pair(s)" in first["exclusive"].read_text(encoding="utf-8")
+    assert "FAILED, 1 overlapping pair\n" in first["exclusive"].read_text(encoding="utf-8")
 
 
 def test_summary_names_the_run_and_the_verdict():
     text = str(summarize_run(contract_edit_run(0), channel=TOKEN))
     assert text.startswith("ContractEditFlow run ") and "COMPLETED after 28.000 s" in text
-    assert "8 holding(s), OK" in text
+    assert "8 holdings, OK" in text
     assert text.count("  EnterContractEdit-") == 8 and "not shown" not in text
 
 
@@ -65,7 +65,7 @@ def test_summary_with_max_rows_bounds_the_section_table_but_the_file_keeps_every
     history = contract_edit_run(0)
     text = str(summarize_run(history, channel=TOKEN, max_rows=3))
     assert text.count("  EnterContractEdit-") == 3
-    assert text.splitlines()[-1] == "  ... and 5 more holding(s) not shown"
+    assert text.splitlines()[-1] == "  ... and 5 more holdings not shown"
     written = write_run_outputs(history, tmp_path, channel=TOKEN)
     assert written["exclusive"].read_text(encoding="utf-8").count("  EnterContractEdit-") == 8
 

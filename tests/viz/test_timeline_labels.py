@@ -7,7 +7,7 @@ import textwrap
 import pytest
 
 import dexviz
-from dexviz.viz.timeline import plural, timeline, timeline_svg
+from dexviz.viz.timeline import timeline, timeline_svg
 from tests.analysis.factory import TOKEN
 from tests.analysis.runs import contract_edit_run
 
@@ -82,7 +82,3 @@ def test_a_run_entirely_at_t0_gets_a_plain_axis(flows):
     timeline_svg(figure)  # lays the figure out, as a notebook or a file would
     assert ax.xaxis.get_offset_text().get_text() == ""
     assert "· 1 execution ·" in ax.get_title(loc="left")
-
-
-def test_plural():
-    assert [plural(n, "holding") for n in (0, 1, 2)] == ["0 holdings", "1 holding", "2 holdings"]
