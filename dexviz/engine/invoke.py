@@ -7,22 +7,19 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from dexviz.engine import heartbeats
+from dexviz.engine.attempt_deadline import DEFAULT_RETRY, AttemptDeadline
 from dexviz.engine.context import InvocationContext
 from dexviz.engine.failure_info import StepMethodFailure
 from dexviz.engine.state import Execution, FlowRun, Phase
 from dexviz.history.kinds import EventKind
 from dexviz.sdk.errors import FlowDefinitionError, InvalidStepResultError, RetryAfterError
-from dexviz.sdk.options import RetryPolicy, WaitForFailurePolicy
+from dexviz.sdk.options import WaitForFailurePolicy
 from dexviz.sdk.results import RecoveryErrorInfo
 from dexviz.sdk.wait import Wait
 
 if TYPE_CHECKING:
     from dexviz.engine.runtime import Runtime
 
-DEFAULT_RETRY = RetryPolicy(total_duration=timedelta(hours=4))
-"""Dex's default: backoff 1 s x2 up to 100 s, attempts unlimited within 4 hours (R103, R104)."""
-DEFAULT_METHOD_TIMEOUT_NS = 2 * 3600 * 1_000_000_000
-"""A regular attempt may run two hours by default (R106, newer docs)."""
 MAX_RETRY_AFTER_S = 366 * 24 * 3600
 """The longest delay a RetryAfterError may ask for: a year (a longer one is a mistake)."""
 
@@ -180,32 +177,26 @@ class Invoker:
 
     def _arm_timeout(self, run: FlowRun, ex: Execution, ctx: InvocationContext, token: int) -> None:
         rt = self._rt
-        options = ex.options
-        timeout = (
-            options.wait_for_method_timeout
-            if ex.method == "wait_for"
-            else options.execute_method_timeout
-        )
-        limit = int(timeout.total_seconds() * 1e9) if timeout else DEFAULT_METHOD_TIMEOUT_NS
-        policy = options.wait_for_retry if ex.method == "wait_for" else options.execute_retry
-        total = (policy or DEFAULT_RETRY).effective_total_duration
-        if total:
-            # total_duration is one deadline over every attempt: it also ends a running one (R104).
-            left = ex.first_started_ns + int(total.total_seconds() * 1e9) - rt.now()
-            limit = max(0, min(limit, left))
+        # total_duration is one deadline over every attempt: it also ends a running one (R104).
+        deadline = AttemptDeadline.of(ex, rt.now())
         ex.method_timeout = rt.scheduler.call_at(
-            rt.now() + limit, lambda: self._timed_out(run, ex, ctx, token, limit)
+            rt.now() + deadline.limit_ns, lambda: self._timed_out(run, ex, ctx, token, deadline)
         )
 
     def _timed_out(
-        self, run: FlowRun, ex: Execution, ctx: InvocationContext, token: int, limit: int
+        self,
+        run: FlowRun,
+        ex: Execution,
+        ctx: InvocationContext,
+        token: int,
+        deadline: AttemptDeadline,
     ) -> None:
         if token != ex.attempt_token or not ex.active or ex.task is None or ex.task.done():
             return
         ctx.canceled = True
         ex.task.cancel()
         ex.task = None
-        error = TimeoutError(f"{ctx._where} attempt {ex.attempt} timed out after {limit / 1e9:g} s")
+        error = TimeoutError(deadline.message(ctx._where, ex.attempt))
         self.fail(run, ex, ctx, error, "timeout")
 
     def finished(
