@@ -42,10 +42,11 @@ class Progress:
         """Show the latest counts."""
         step = schedules - self.count
         self.count = schedules
-        text = f"{schedules} schedules, {states} states, {plural(violations, 'violation')}"
+        text = (f"{plural(schedules, 'schedule')}, {plural(states, 'state')}, "
+                f"{plural(violations, 'violation')}")  # fmt: skip
         if self._bar is not None:
             self._bar.update(step)
-            self._bar.set_postfix_str(f"{states} states")
+            self._bar.set_postfix_str(plural(states, "state"))
         if self._widget is not None:
             self._widget.update(schedules, text)
 

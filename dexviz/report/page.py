@@ -150,7 +150,7 @@ def _title(history: History, status: str) -> tuple[str, str]:
     flow_type = str(spec.get("flow_type") or spec.get("qualname") or "Flow")
     first, last = history[0], history[-1]
     seconds = (last.time_ns - first.time_ns) / 1e9
-    sub = (f"Flow id {history.flow_id} · {status} · {len(history)} events · "
+    sub = (f"Flow id {history.flow_id} · {status} · {plural(len(history), 'event')} · "
            f"{seconds:.3f} s of engine time · {plural(len(history.run_ids), 'run')}")
     return flow_type, sub
 
