@@ -130,11 +130,7 @@ def compact_payload(kind: Any, payload: Mapping[str, Any], time_ns: int) -> Mapp
 def _completed(payload: Any, time_ns: int) -> dict[str, Any]:
     """:func:`compact` of a ``PlainCompleted``'s dict, member for member and in its order."""
     p: PlainCompleted = payload
-    kept: dict[str, Any] = {}
-    if not _usual(p._started_ns, AT_EVENT_TIME, time_ns):
-        kept["started_ns"] = p._started_ns
-    if not _usual(p._attempts, 1, time_ns):
-        kept["attempts"] = p._attempts
+    kept = _attempt_members(p._started_ns, p._attempts, time_ns)
     decision: dict[str, Any] = {"kind": p._kind}
     new = p._new
     executions = new if isinstance(new, tuple) else (new,)
@@ -159,12 +155,18 @@ def _completed(payload: Any, time_ns: int) -> dict[str, Any]:
 def _wait_for_completed(payload: Any, time_ns: int) -> dict[str, Any]:
     """:func:`compact` of a ``PlainWaitForCompleted``'s dict, member for member and in order."""
     p: PlainWaitForCompleted = payload
-    kept: dict[str, Any] = {}
-    if not _usual(p._started_ns, AT_EVENT_TIME, time_ns):
-        kept["started_ns"] = p._started_ns
-    if not _usual(p._attempts, 1, time_ns):
-        kept["attempts"] = p._attempts
+    kept = _attempt_members(p._started_ns, p._attempts, time_ns)
     kept["wait"] = describe_wait(p._wait)
+    return kept
+
+
+def _attempt_members(started_ns: int, attempts: int, time_ns: int) -> dict[str, Any]:
+    """A committed method's ``started_ns`` and ``attempts``, each only when not its usual."""
+    kept: dict[str, Any] = {}
+    if not _usual(started_ns, AT_EVENT_TIME, time_ns):
+        kept["started_ns"] = started_ns
+    if not _usual(attempts, 1, time_ns):
+        kept["attempts"] = attempts
     return kept
 
 
