@@ -44,19 +44,22 @@ class PlainCompleted(Payload):
         self._published = published
         self._new = new
 
-    def _make(self) -> dict[str, Any]:
+    def next_entries(self) -> list[dict[str, Any]]:
+        """The decision's ``next`` member: the new executions, in movement order."""
         new = self._new
-        executions = new if isinstance(new, tuple) else (new,)
+        return [
+            {
+                "step_type": e.step.step_type,
+                "execution_id": e.execution_id,
+                "input": to_json_ready(e.input),
+            }
+            for e in (new if isinstance(new, tuple) else (new,))
+        ]
+
+    def _make(self) -> dict[str, Any]:
         decision: dict[str, Any] = {
             "kind": self._kind,
-            "next": [
-                {
-                    "step_type": e.step.step_type,
-                    "execution_id": e.execution_id,
-                    "input": to_json_ready(e.input),
-                }
-                for e in executions
-            ],
+            "next": self.next_entries(),
             "has_output": self._has_output,
             "reason": self._reason,
             "canceling_steps": [],

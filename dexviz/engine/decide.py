@@ -14,8 +14,8 @@ from dexviz.engine.effects import (
     apply_deletes,
     apply_publishes,
     apply_writes,
+    committed_payload,
     emit_published,
-    staged_payload_of,
     staged_values,
 )
 from dexviz.engine.state import Execution, FlowRun, Phase
@@ -338,14 +338,9 @@ def execute_completed_payload(
     staged: tuple[dict[str, Any], dict[str, Any], tuple[str, ...]],
 ) -> dict[str, Any]:
     """The payload of StepExecuteCompleted (docs/history-format.md)."""
-    return {
-        "started_ns": started_ns,
-        "attempts": attempts,
-        "decision": decision_payload(decision),
-        "writes": writes,
-        "published": list(published),
-        **staged_payload_of(*staged),
-    }
+    return committed_payload(
+        started_ns, attempts, "decision", decision_payload(decision), writes, published, staged
+    )
 
 
 class CreatedPayload(Payload):

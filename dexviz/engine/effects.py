@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections import deque
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from dexviz.engine.context import DELETED, Staged
@@ -11,6 +12,9 @@ from dexviz.engine.state import FlowRun, Message
 from dexviz.history.event import LazyPayload
 from dexviz.history.kinds import EventKind
 from dexviz.sdk.codec import to_json_ready
+
+_SCALARS = frozenset({type(None), str, bool, int})
+"""Value types that are JSON-ready as they are (``to_json_ready`` returns the value itself)."""
 
 
 def apply_writes(run: FlowRun, staged: Staged) -> list[dict[str, Any]]:
@@ -32,9 +36,13 @@ def apply_writes(run: FlowRun, staged: Staged) -> list[dict[str, Any]]:
 def apply_publishes(run: FlowRun, staged: Staged) -> list[Message]:
     """Append staged publications to their queues in call order (R50) and return the messages."""
     messages: list[Message] = []
+    queues = run.queues
     for key, value in staged.publishes:
         message = run.next_message(key, value)
-        run.queue(key).append(message)
+        queue = queues.get(key)  # FlowRun.queue, inlined: one lookup per publication
+        if queue is None:
+            queue = queues[key] = deque()
+        queue.append(message)
         messages.append(message)
     return messages
 
@@ -63,19 +71,25 @@ def check_deletes(run: FlowRun, staged: Staged) -> str | None:
     return None
 
 
+def published_event_payload(message: Message, publisher: str) -> Mapping[str, Any]:
+    """MessagePublished's payload: for a scalar value a dict of scalars, else built on read.
+
+    A scalar value is JSON-ready as it is, and a dict of scalars is never tracked by the
+    garbage collector.
+    """
+    value = message.value
+    if type(value) in _SCALARS:
+        return {"channel": message.channel, "message_id": message.message_id, "value": value,
+                "publisher": publisher}  # fmt: skip
+    return LazyPayload(published_payload, message.channel, message.message_id, value, publisher)
+
+
 def emit_published(
     recorder: Recorder, run: FlowRun, messages: list[Message], publisher: str, execution: Any = None
 ) -> None:
     """Record one MessagePublished event per message, in publication order."""
-    for message in messages:
-        recorder.emit(
-            run,
-            EventKind.MESSAGE_PUBLISHED,
-            execution,
-            LazyPayload(
-                published_payload, message.channel, message.message_id, message.value, publisher
-            ),
-        )
+    payloads = [published_event_payload(message, publisher) for message in messages]
+    recorder.emit_all(run, EventKind.MESSAGE_PUBLISHED, execution, payloads)
 
 
 def published_payload(channel: str, message_id: str, value: Any, publisher: str) -> dict[str, Any]:
@@ -100,6 +114,30 @@ def staged_values(staged: Staged) -> tuple[dict[str, Any], dict[str, Any], tuple
         {k: to_json_ready(v) for k, v in staged.events.items()},
         tuple(message_id for _, message_id in staged.deletes),
     )
+
+
+def committed_payload(
+    started_ns: int,
+    attempts: int,
+    member: str,
+    value: Any,
+    writes: Sequence[dict[str, Any]],
+    published: Sequence[str],
+    staged: tuple[dict[str, Any], dict[str, Any], tuple[str, ...]],
+) -> dict[str, Any]:
+    """The payload of a committed method (StepWaitForCompleted, StepExecuteCompleted).
+
+    ``member`` names what the method returned (``wait`` or ``decision``), ``value`` its
+    JSON-ready form; the members follow docs/history-format.md's order.
+    """
+    return {
+        "started_ns": started_ns,
+        "attempts": attempts,
+        member: value,
+        "writes": list(writes),
+        "published": list(published),
+        **staged_payload_of(*staged),
+    }
 
 
 def staged_payload_of(

@@ -17,19 +17,18 @@ transition (``make bench`` counts calls per transition), so the steps of one com
 
 from __future__ import annotations
 
-from collections import deque
 from types import GeneratorType
 from typing import TYPE_CHECKING, Any
 
 from dexviz.engine.completed import PlainCompleted
 from dexviz.engine.context import InvocationContext
-from dexviz.engine.effects import published_payload
+from dexviz.engine.effects import apply_publishes, published_event_payload
 from dexviz.engine.fast_wait import commit_wait
 from dexviz.engine.invoke import QueuedStart
 from dexviz.engine.runners import HANDLER_EXITS, drain
 from dexviz.engine.state import Execution, FlowRun, Message, Phase
 from dexviz.engine.step_settings import INT64, SAME_COPY, StepSettings, same_copy
-from dexviz.history.event import Event, LazyPayload
+from dexviz.history.event import Event
 from dexviz.history.kinds import EventKind
 from dexviz.sdk.decision import DecisionKind, StepDecision
 from dexviz.sdk.definitions import FlowDefinition, StepDefinition
@@ -49,8 +48,6 @@ _ATTEMPT_STARTED = EventKind.ATTEMPT_STARTED
 _EXECUTE_COMPLETED = EventKind.STEP_EXECUTE_COMPLETED
 _CREATED = EventKind.STEP_EXECUTION_CREATED
 _PUBLISHED = EventKind.MESSAGE_PUBLISHED
-_SCALARS = frozenset({type(None), str, bool, int})
-"""Value types that are JSON-ready as they are (``to_json_ready`` returns the value itself)."""
 _RUNNING = FlowStatus.RUNNING
 _NO_ATTRIBUTES: dict[str, Any] = {}
 """The snapshot of a run without Attributes, shared: contexts only read their snapshot."""
@@ -236,7 +233,7 @@ class FastPath:
         decisions = rt.decisions
         staged = ctx._staged
         messages = (
-            self._publish(run, staged.publishes) if staged is not None and staged.publishes else ()
+            apply_publishes(run, staged) if staged is not None and staged.publishes else ()
         )
         ex._reserved = None  # consumed for good now that the Execute committed
         if ex.heartbeat_timer is None and ex.method_timeout is None and ex.pending_unit is None:
@@ -272,40 +269,18 @@ class FastPath:
         if run.graceful_requested:
             decisions.check_graceful(run)
 
-    def _publish(self, run: FlowRun, publishes: list[tuple[str, Any]]) -> list[Message]:
-        """effects.apply_publishes: queue staged publications in call order (R50)."""
-        messages: list[Message] = []
-        queues = run.queues
-        for key, value in publishes:
-            message = run.next_message(key, value)
-            queue = queues.get(key)
-            if queue is None:
-                queue = queues[key] = deque()
-            queue.append(message)
-            messages.append(message)
-        return messages
-
     def _published(
         self, run: FlowRun, ex: Execution, messages: list[Message], events: list[Event]
     ) -> None:
-        """effects.emit_published: one MessagePublished per message, in publication order."""
+        """effects.emit_published, inlined: one MessagePublished per message, in order."""
         now = self._rt.scheduler.now_ns
         source = ex.execution_id
         head = (run.flow_id, run.run_id, source, ex.step.step_type, ex.method or None,
                 ex.attempt or None)  # fmt: skip
         for message in messages:
-            value = message.value
-            payload: Any
-            if type(value) in _SCALARS:
-                # published_payload's dict, built now: a scalar value is JSON-ready as it is.
-                payload = {"channel": message.channel, "message_id": message.message_id,
-                           "value": value, "publisher": source}  # fmt: skip
-            else:
-                payload = LazyPayload(
-                    published_payload, message.channel, message.message_id, value, source
-                )
             run.seq += 1
-            events.append(_new_event(Event, (run.seq, now, _PUBLISHED, *head, payload)))
+            events.append(_new_event(Event, (run.seq, now, _PUBLISHED, *head,
+                                             published_event_payload(message, source))))
 
     def _spawn(
         self, run: FlowRun, source: str, moves: list[Any], events: list[Event]

@@ -79,6 +79,40 @@ class Recorder:
             pending[1].append(event)
         return event
 
+    def emit_all(
+        self,
+        run: FlowRun,
+        kind: EventKind,
+        execution: Execution | None,
+        payloads: list[Mapping[str, Any]],
+        *,
+        method: str | None = None,
+        attempt: int | None = None,
+    ) -> None:
+        """Record one event of ``kind`` per payload, in order, as :meth:`emit` per payload would.
+
+        Without a call per event: a commit may publish or consume many messages.
+        """
+        head: tuple[Any, ...]
+        if execution is not None:
+            head = (
+                run.flow_id,
+                run.run_id,
+                execution.execution_id,
+                execution.step.step_type,
+                (execution.method if method is None else method) or None,
+                (execution.attempt if attempt is None else attempt) or None,
+            )
+        else:
+            head = (run.flow_id, run.run_id, None, None, method, attempt)
+        now = self._clock.now_ns
+        events = self.buffer(run)
+        seq = run.seq
+        for payload in payloads:
+            seq += 1
+            events.append(_new_event(Event, (seq, now, kind, *head, payload)))
+        run.seq = seq
+
     def buffer(self, run: FlowRun) -> list[Event]:
         """The list of ``run``'s events the running unit will commit, for appending directly.
 

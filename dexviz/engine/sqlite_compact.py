@@ -14,7 +14,6 @@ from typing import Any
 from dexviz.engine.completed import PlainCompleted
 from dexviz.engine.wait_payloads import PlainWaitForCompleted, describe_wait
 from dexviz.history.kinds import EventKind
-from dexviz.sdk.codec import to_json_ready
 
 AT_EVENT_TIME = object()
 """The usual value of ``started_ns``: the event's own time (an attempt that ran at once)."""
@@ -132,14 +131,8 @@ def _completed(payload: Any, time_ns: int) -> dict[str, Any]:
     p: PlainCompleted = payload
     kept = _attempt_members(p._started_ns, p._attempts, time_ns)
     decision: dict[str, Any] = {"kind": p._kind}
-    new = p._new
-    executions = new if isinstance(new, tuple) else (new,)
-    if executions:
-        decision["next"] = [
-            {"step_type": e.step.step_type, "execution_id": e.execution_id,
-             "input": to_json_ready(e.input)}
-            for e in executions
-        ]  # fmt: skip
+    if p._new:  # an Execution, or a non-empty tuple of them
+        decision["next"] = p.next_entries()
     if not _usual(p._has_output, False, 0):
         decision["has_output"] = p._has_output
     if not _usual(p._reason, "", 0):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dexviz.engine.effects import staged_payload_of
+from dexviz.engine.effects import committed_payload
 from dexviz.history.event import Payload
 from dexviz.sdk.codec import to_json_ready
 from dexviz.sdk.condition import ChannelCondition, SubFlowCondition, TimerCondition
@@ -69,14 +69,9 @@ def wait_for_completed_payload(
     staged: tuple[dict[str, Any], dict[str, Any], tuple[str, ...]],
 ) -> dict[str, Any]:
     """The payload of StepWaitForCompleted (a Wait is immutable, so it is described on read)."""
-    return {
-        "started_ns": started_ns,
-        "attempts": attempts,
-        "wait": describe_wait(wait),
-        "writes": list(writes),
-        "published": list(published),
-        **staged_payload_of(*staged),
-    }
+    return committed_payload(
+        started_ns, attempts, "wait", describe_wait(wait), writes, published, staged
+    )
 
 
 class WaitForCompleted(Payload):

@@ -236,19 +236,16 @@ class WaitManager:
             method="",
             attempt=0,
         )
-        # One MessageConsumed per message, as Recorder.emit would record them (a join may
-        # consume thousands at once).
-        events = rt.recorder.buffer(run)
-        now = rt.scheduler.now_ns
         consumer = ex.execution_id
-        head = (run.flow_id, run.run_id, consumer, ex.step.step_type, None, None)
-        seq = run.seq
-        for item in taken:
-            seq += 1
-            payload = {"channel": item["channel"], "message_id": item["message_id"],
-                       "consumer": consumer}  # fmt: skip
-            events.append(_new_event(Event, (seq, now, _MESSAGE_CONSUMED, *head, payload)))
-        run.seq = seq
+        rt.recorder.emit_all(
+            run,
+            _MESSAGE_CONSUMED,
+            ex,
+            [{"channel": item["channel"], "message_id": item["message_id"], "consumer": consumer}
+             for item in taken],
+            method="",
+            attempt=0,
+        )  # fmt: skip
         rt.invoker.start_method_soon(run, ex, "execute")
 
     def unregister(self, run: FlowRun, ex: Execution) -> None:
