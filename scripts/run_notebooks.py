@@ -9,8 +9,10 @@ Usage (from the repository root, with the project's virtualenv):
 Each notebook runs top to bottom in a new kernel of the interpreter running this script, with
 ``notebooks/`` as its working directory, as ``make test`` runs nbval (``--nbval-current-env``).
 A notebook is written back only when every cell ran without an error. Before writing, outputs
-are made small and stable: split stream outputs are merged, rich outputs (SVG, PNG, JPEG, HTML)
-larger than ``--max-output-kb`` are dropped (their ``text/plain`` line stays) except a
+are made small and stable: split stream outputs are merged, a graph's inline-SVG ``text/html``
+copy is dropped (its ``image/svg+xml`` stays: what nbconvert, nbviewer and GitHub show), rich
+outputs (SVG, PNG, JPEG, HTML) larger than ``--max-output-kb`` are dropped (their ``text/plain``
+line stays) except a
 Debugger's static snapshot, kept up to ``--max-snapshot-kb`` because it is what the notebook
 shows without a kernel (nbconvert, nbviewer, GitHub), widget state,
 widget views and execution timings are not stored, and the notebook metadata keeps only the
@@ -41,6 +43,9 @@ RICH_TYPES = ("image/svg+xml", "image/png", "image/jpeg", "text/html")
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 # The text/html a Debugger displays beside its widget (dexviz.widgets.snapshot).
 SNAPSHOT_MARK = 'class="dexviz-debugger dx-static"'
+# The text/html a graph displays beside its image/svg+xml: the same SVG, inline, so that a live
+# JupyterLab fits it to the output's width (dexviz.viz.render). Saved, it only doubles the size.
+GRAPH_HTML_MARK = '<div class="dexviz-graph">'
 KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
 
 
@@ -110,6 +115,10 @@ def shrink(notebook: Any, max_bytes: int, snapshot_bytes: int = 0) -> list[str]:
         for output in cell.outputs:
             data = output.get("data", {})
             data.pop(WIDGET_VIEW, None)
+            if "image/svg+xml" in data and str(data.get("text/html", "")).startswith(
+                GRAPH_HTML_MARK
+            ):
+                del data["text/html"]
             for mime in RICH_TYPES:
                 size = len(str(data.get(mime, "")).encode("utf-8"))
                 if size > _limit(mime, data.get(mime), max_bytes, snapshot_bytes):
