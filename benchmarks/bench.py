@@ -6,6 +6,10 @@ runs of a case alternate, and each number is the median of the runs. Engine spee
 use CPU time (``time.process_time``), which a busy shared machine disturbs far less than wall
 time; wall-time medians are printed beside them. Prints one table and the load average, and
 exits 1 when a goal is missed.
+
+The "Dex floor" rows are context, not goals: the chains and the token hand-off on
+``floor_engine.py``, which records Dex's events for each method attempt and checks nothing,
+against the reference.
 """
 
 from __future__ import annotations
@@ -67,6 +71,8 @@ ROWS = [
     Row("10-step chains x 2,000, steps/s (CPU)", "steps/s", _cpu("chain", "dexviz"),
         _cpu("chain", "reference"), lambda d, r: d / r, ">= 0.25x ref",
         lambda d, r: r is not None and d / r >= 0.25),
+    Row("Dex floor: 10-step chains, no checks, steps/s (CPU)", "steps/s", _cpu("chain", "floor"),
+        _cpu("chain", "reference"), lambda d, r: d / r, "(context)", lambda d, r: True),
     Row("token hand-off K=2, us (CPU)", "us", _cpu("handoff2", "dexviz"),
         _cpu("handoff2", "reference"), lambda d, r: d / r, "<= 4x ref",
         lambda d, r: r is not None and d / r <= 4),
@@ -75,6 +81,11 @@ ROWS = [
         lambda d, r: r is not None and d / r <= 4),
     Row("hand-off flatness K=1000 / K=2", "x", _flatness, None, None, "<= 1.5",
         lambda d, r: d <= 1.5),
+    Row("Dex floor: hand-off K=2 with Dex's 8 events, no checks, us (CPU)", "us",
+        _cpu("handoff2", "floor"), _cpu("handoff2", "reference"), lambda d, r: d / r,
+        "(context)", lambda d, r: True),
+    Row("Dex floor: hand-off K=1000, us (CPU)", "us", _cpu("handoff1000", "floor"),
+        _cpu("handoff1000", "reference"), lambda d, r: d / r, "(context)", lambda d, r: True),
     Row("fan-out W=10,000 + join, ms (CPU)", "ms", _cpu("fanout10000", "dexviz"),
         _cpu("fanout10000", "reference"), lambda d, r: r / d, "speed >= 0.25x ref",
         lambda d, r: r is not None and r / d >= 0.25),
@@ -91,8 +102,8 @@ ROWS = [
         None, None, "<= 100 ms", lambda d, r: d <= 100),
     Row("calls per transition (cProfile)", "calls", _value("calls", "dexviz"), None, None,
         "<= 30", lambda d, r: d <= 30),
-    Row("GC share of a 10,000-chain run, %", "%", _value("gc", "dexviz"), None, None, "< 10 %",
-        lambda d, r: d < 10),
+    Row("GC share of a 10,000-chain run, %", "%", _value("gc", "dexviz"), _value("gc", "reference"),
+        None, "< 10 %", lambda d, r: d < 10),
     Row("SQLite NORMAL, 300 chains, steps/s (wall)", "steps/s", _store("normal_steps_s"),
         _store("normal_reference_steps_s"), lambda d, r: d / r, ">= 0.8x same SQL",
         lambda d, r: r is not None and d / r >= 0.8),
@@ -119,9 +130,12 @@ ROWS = [
         None, None, "(measured)", lambda d, r: True),
 ]  # fmt: skip
 
-ENGINE_CASES = ["chain", "handoff2", "handoff1000", "fanout100", "fanout10000", "idle", "rss"]
-DEXVIZ_CASES = ["calls", "gc", "store", "graph", "debugger",
-                "explore_proof", "explore_bug", "explore_rate"]
+ENGINE_CASES = ["chain", "handoff2", "handoff1000", "fanout100", "fanout10000", "idle", "rss",
+                "gc"]
+DEXVIZ_CASES = ["calls", "store", "graph", "debugger", "explore_proof", "explore_bug",
+                "explore_rate"]
+ENGINES = {case: ("dexviz", "reference", "floor") for case in ("chain", "handoff2", "handoff1000")}
+"""Cases run on more engines than dexviz and the reference (see ``floor_engine.py``)."""
 
 
 def _env() -> dict[str, str]:
@@ -169,7 +183,9 @@ def collect(runs: int, only: set[str] | None) -> dict[str, dict[str, float]]:
         for case in ENGINE_CASES + DEXVIZ_CASES:
             if only is not None and case not in only:
                 continue
-            engines = ("dexviz", "reference") if case in ENGINE_CASES else ("dexviz",)
+            engines = ENGINES.get(case) or (
+                ("dexviz", "reference") if case in ENGINE_CASES else ("dexviz",)
+            )
             for engine in engines:
                 samples.setdefault(f"{case}/{engine}", []).append(run_case(case, engine))
     results = {

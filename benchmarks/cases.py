@@ -2,8 +2,9 @@
 
 ``make bench`` (``benchmarks/bench.py``) runs each case in its own process, interleaved with
 the same case on the reference engine (``benchmarks/reference_engine.py``), and prints one JSON
-object per run on stdout. ENGINE is ``dexviz`` or ``reference``; cases without a reference
-equivalent accept only ``dexviz``.
+object per run on stdout. ENGINE is ``dexviz``, ``reference`` or, for the chains and the
+hand-offs, ``floor`` (``benchmarks/floor_engine.py``: Dex's events without checks); cases
+without a reference equivalent accept only ``dexviz``.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ import sys
 import tempfile
 import time
 import tracemalloc
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +25,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(1, str(HERE.parent))
 
+import floor_engine as floor  # noqa: E402
 import reference_engine as ref  # noqa: E402
 
 CHAINS = 2000
@@ -146,6 +149,15 @@ def dexviz_gc() -> dict[str, float]:
     client = engine.client()
     for i in range(10_000):
         client.start_flow(flow, f"chain-{i}", 0)
+    with _gc_timer() as share:
+        engine.run_until_idle()
+    return {"value": share[0]}
+
+
+@contextmanager
+def _gc_timer() -> Iterator[list[float]]:
+    """Yield a list whose first item becomes the collector's share (%) of the block's wall time."""
+    share = [0.0]
     spent = [0.0, 0.0]
 
     def timer(phase: str, info: dict[str, Any]) -> None:
@@ -156,10 +168,12 @@ def dexviz_gc() -> dict[str, float]:
 
     gc.callbacks.append(timer)
     wall = time.perf_counter()
-    engine.run_until_idle()
-    wall = time.perf_counter() - wall
-    gc.callbacks.remove(timer)
-    return {"value": spent[0] / wall * 100}
+    try:
+        yield share
+    finally:
+        wall = time.perf_counter() - wall
+        gc.callbacks.remove(timer)
+        share[0] = spent[0] / wall * 100
 
 
 def dexviz_store() -> dict[str, float]:
@@ -244,6 +258,55 @@ def reference_handoff(contenders: int) -> dict[str, float]:
     return {"value": wall / handoffs * 1e6, "cpu_value": cpu / handoffs * 1e6}
 
 
+def floor_chain(flows: int = CHAINS) -> dict[str, float]:
+    """The same chains on the Dex floor, the collector paused as ``Engine.run`` pauses it."""
+    from dexviz.engine.runtime import relaxed_gc
+
+    engine = floor.FloorEngine(seed=1)
+    for i in range(flows):
+        engine.start(f"chain-{i}", floor.Link, 0)
+    wall, cpu = time.perf_counter(), time.process_time()
+    with relaxed_gc():
+        steps = engine.run()
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    assert steps == flows * floor.CHAIN_LENGTH
+    return {"value": steps / wall, "cpu_value": steps / cpu}
+
+
+def floor_handoff(contenders: int) -> dict[str, float]:
+    """The same token hand-off on the Dex floor (``floor_engine.py``): Dex's events, no checks.
+
+    With the collector paused as ``Engine.run`` pauses it, so the two compare like for like.
+    """
+    from dexviz.engine.runtime import relaxed_gc
+
+    floor.ROUNDS = max(1, HANDOFFS // contenders)
+    engine = floor.FloorEngine(seed=1)
+    engine.start("token", floor.Contend, contenders)
+    wall, cpu = time.perf_counter(), time.process_time()
+    with relaxed_gc():
+        engine.run()
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    handoffs = floor.ROUNDS * contenders
+    return {"value": wall / handoffs * 1e6, "cpu_value": cpu / handoffs * 1e6}
+
+
+def reference_gc() -> dict[str, float]:
+    """The collector's share of the reference engine's 10,000-chain run, paused as dexviz does.
+
+    The collector is paused while the reference runs and resumed inside the measured time, as
+    ``Engine.run`` does (``relaxed_gc``), so the one collection of the run's survivors counts.
+    """
+    from dexviz.engine.runtime import relaxed_gc
+
+    engine = ref.RefEngine(seed=1)
+    for i in range(10_000):
+        engine.start(f"chain-{i}", ref.Link, 0)
+    with _gc_timer() as share, relaxed_gc():
+        engine.run()
+    return {"value": share[0]}
+
+
 def reference_fanout(width: int) -> dict[str, float]:
     """The same fan-out and join on the reference engine."""
     engine = ref.RefEngine(seed=1)
@@ -278,11 +341,16 @@ def reference_rss() -> dict[str, float]:
 
 
 CASES: dict[str, dict[str, Callable[[], dict[str, float]]]] = {
-    "chain": {"dexviz": dexviz_chain, "reference": reference_chain},
-    "handoff2": {"dexviz": lambda: dexviz_handoff(2), "reference": lambda: reference_handoff(2)},
+    "chain": {"dexviz": dexviz_chain, "reference": reference_chain, "floor": floor_chain},
+    "handoff2": {
+        "dexviz": lambda: dexviz_handoff(2),
+        "reference": lambda: reference_handoff(2),
+        "floor": lambda: floor_handoff(2),
+    },
     "handoff1000": {
         "dexviz": lambda: dexviz_handoff(1000),
         "reference": lambda: reference_handoff(1000),
+        "floor": lambda: floor_handoff(1000),
     },
     "fanout100": {"dexviz": lambda: dexviz_fanout(100), "reference": lambda: reference_fanout(100)},
     "fanout10000": {
@@ -292,7 +360,7 @@ CASES: dict[str, dict[str, Callable[[], dict[str, float]]]] = {
     "idle": {"dexviz": dexviz_idle, "reference": reference_idle},
     "rss": {"dexviz": dexviz_rss, "reference": reference_rss},
     "calls": {"dexviz": dexviz_calls},
-    "gc": {"dexviz": dexviz_gc},
+    "gc": {"dexviz": dexviz_gc, "reference": reference_gc},
     "store": {"dexviz": dexviz_store},
     "graph": {"dexviz": dexviz_graph},
     "debugger": {"dexviz": dexviz_debugger},
