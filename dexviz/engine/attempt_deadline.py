@@ -2,8 +2,10 @@
 
 An attempt ends at its method timeout (R106) or when the retry policy's ``total_duration``, one
 deadline over every attempt counted from the method's start, passes (R104), whichever is first.
-A first attempt that waited for its Attribute locks past that deadline starts with nothing left:
-its failure says so instead of reporting a timeout "after 0 s".
+An attempt that starts with nothing left of the window (a first attempt that waited for its
+Attribute locks past it, a retry or a relaunch after a crash that starts late) fails at once
+without its handler being called, sync or async, in simulation or live; its failure says that the
+window had ended instead of reporting a timeout "after 0 s".
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ class AttemptDeadline:
     """When a running attempt times out, and why then.
 
     Attributes:
+        started_ns: When the attempt started.
         limit_ns: From the attempt's start to its timeout (0 when the window had ended).
         method_limit_ns: The method timeout alone (R106).
         total_ns: The retry policy's ``total_duration`` in nanoseconds (0 when it has none).
@@ -35,6 +38,7 @@ class AttemptDeadline:
         locks: The Attributes the method locks, by their locked key.
     """
 
+    started_ns: int
     limit_ns: int
     method_limit_ns: int
     total_ns: int
@@ -54,6 +58,7 @@ class AttemptDeadline:
         left = ex.first_started_ns + total - now_ns if total else None
         locks = options.wait_for_lock_attributes if wait_for else options.execute_lock_attributes
         return cls(
+            started_ns=now_ns,
             limit_ns=method_limit if left is None else max(0, min(method_limit, left)),
             method_limit_ns=method_limit,
             total_ns=total,
@@ -61,6 +66,11 @@ class AttemptDeadline:
             waited_ns=now_ns - ex.first_started_ns if ex.attempt == 1 else 0,
             locks=tuple(lock.physical_name for lock in locks),
         )
+
+    @property
+    def due_ns(self) -> int:
+        """When the attempt times out."""
+        return self.started_ns + self.limit_ns
 
     @property
     def window_had_ended(self) -> bool:

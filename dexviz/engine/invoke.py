@@ -142,6 +142,10 @@ class Invoker:
         ctx.is_async = (
             ex.step.wait_for_is_async if method == "wait_for" else ex.step.execute_is_async
         )
+        deadline = AttemptDeadline.of(ex, rt.now())
+        if deadline.window_had_ended:
+            self._stop_at_once(run, ex, ctx, deadline)
+            return
         injected = rt.faults.failure_for(ex.step_type, method, ex.attempt, ex.execution_id)
         if injected is not None:
             self.fail(run, ex, ctx, injected, "fault")
@@ -153,6 +157,19 @@ class Invoker:
         except Exception as error:  # noqa: BLE001 - an undecodable input fails the attempt
             self.fail(run, ex, ctx, error, "error")
             return
+        self._launch(run, ex, ctx, value, deadline)
+
+    def _launch(
+        self,
+        run: FlowRun,
+        ex: Execution,
+        ctx: InvocationContext,
+        value: Any,
+        deadline: AttemptDeadline,
+    ) -> None:
+        """Call the handler (inline, or as a task whose timeout and heartbeat are armed)."""
+        rt = self._rt
+        method = ex.method
         handler = getattr(ex.step.step, method)
         is_async = ex.step.wait_for_is_async if method == "wait_for" else ex.step.execute_is_async
         token = ex.attempt_token
@@ -163,8 +180,22 @@ class Invoker:
         runner = rt.runner
         ex.task = (runner.run_async if is_async else runner.run_sync)(handler, (ctx, value), done)
         if ex.task is not None and ex.active and token == ex.attempt_token:
-            self._arm_timeout(run, ex, ctx, token)
+            self._arm_timeout(run, ex, ctx, token, deadline)
             self._arm_heartbeat(run, ex, ctx, token)
+
+    def _stop_at_once(
+        self, run: FlowRun, ex: Execution, ctx: InvocationContext, deadline: AttemptDeadline
+    ) -> None:
+        """Fail an attempt that starts with nothing left of its retry window (R104).
+
+        Its handler is not called, whether it is sync or async and in either mode: Dex's
+        ``total_duration`` is the overall timeout of the method's activity, which a worker never
+        receives once it has passed. Sync handlers in simulation, which run inline with no
+        timeout armed, would otherwise run and succeed where the others fail. No injected fault
+        can hit a handler that does not run, so this comes before the fault plan is asked.
+        """
+        error = TimeoutError(deadline.message(ctx._where, ex.attempt))
+        self.fail(run, ex, ctx, error, "timeout")
 
     def _arm_heartbeat(
         self, run: FlowRun, ex: Execution, ctx: InvocationContext, token: int
@@ -175,12 +206,17 @@ class Invoker:
             self._rt, run, ex, ctx, lambda error: self.fail(run, ex, ctx, error, "timeout")
         )
 
-    def _arm_timeout(self, run: FlowRun, ex: Execution, ctx: InvocationContext, token: int) -> None:
-        rt = self._rt
+    def _arm_timeout(
+        self,
+        run: FlowRun,
+        ex: Execution,
+        ctx: InvocationContext,
+        token: int,
+        deadline: AttemptDeadline,
+    ) -> None:
         # total_duration is one deadline over every attempt: it also ends a running one (R104).
-        deadline = AttemptDeadline.of(ex, rt.now())
-        ex.method_timeout = rt.scheduler.call_at(
-            rt.now() + deadline.limit_ns, lambda: self._timed_out(run, ex, ctx, token, deadline)
+        ex.method_timeout = self._rt.scheduler.call_at(
+            deadline.due_ns, lambda: self._timed_out(run, ex, ctx, token, deadline)
         )
 
     def _timed_out(

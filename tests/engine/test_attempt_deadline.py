@@ -3,7 +3,9 @@
 A locked Step whose first attempt waited for its Attribute lock longer than its retry policy's
 ``total_duration`` starts with nothing left of the retry window (R104): it fails as a timeout, in
 the same place and with the same history as before, and its message says that the window had
-ended while it waited for its lock (not "timed out after 0 s").
+ended while it waited for its lock (not "timed out after 0 s"). Such an attempt, and a retry that
+starts late, is stopped before its handler is called: sync or async, WaitFor or Execute, in
+simulation or live, with one and the same history.
 """
 
 from __future__ import annotations
@@ -11,7 +13,8 @@ from __future__ import annotations
 import asyncio
 import re
 import time
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 
@@ -19,8 +22,11 @@ from dexviz import (
     Attribute,
     Channel,
     Context,
+    Engine,
     EventKind,
+    FaultPlan,
     FlowStatus,
+    MemoryStore,
     RetryPolicy,
     Step,
     StepDecision,
@@ -31,8 +37,17 @@ from dexviz import (
     dead_end,
     go_to_many,
 )
+from dexviz.engine import EngineCrashed
 from dexviz.engine.attempt_deadline import AttemptDeadline
-from tests.engine.flows_live import SOON, Gate, LFlow, engine_in, of_kind, wait_until
+from tests.engine.flows_live import (
+    SOON,
+    Gate,
+    LFlow,
+    engine_in,
+    of_kind,
+    reach_kind,
+    wait_until,
+)
 
 N = Attribute("n", int)
 GO = Channel("go", str)
@@ -199,9 +214,254 @@ def test_a_running_attempt_s_timeout_names_what_ended_it(options: StepOptions, e
 
 
 def test_a_retry_window_over_without_a_lock_wait_is_still_named() -> None:
-    deadline = AttemptDeadline(limit_ns=0, method_limit_ns=10**9, total_ns=2 * 10**9,
-                               left_ns=0, waited_ns=0, locks=())
+    deadline = AttemptDeadline(started_ns=0, limit_ns=0, method_limit_ns=10**9,
+                               total_ns=2 * 10**9, left_ns=0, waited_ns=0, locks=())
     assert deadline.message("Flow 'F', Step S-1 wait_for", 2) == (
         "Flow 'F', Step S-1 wait_for attempt 2 started after its retry window (total_duration "
         "2 s from the method's start) had ended, so it was stopped at once"
     )
+
+
+# -- an attempt that starts with nothing left of its window never calls its handler ------------
+
+CALLED: list[str] = []
+"""What the handlers of attempts that should never run were called with (none should be)."""
+
+
+def _window(total_s: float) -> RetryPolicy:
+    return RetryPolicy(maximum_attempts=3, total_duration=timedelta(seconds=total_s))
+
+
+class _Asker(Step[float]):
+    """Locks n in one method with a ``total_s`` retry window; every variant is the Step "Late"."""
+
+    def __init__(self, total_s: float) -> None:
+        self.total_s = total_s
+
+    def get_step_type(self) -> str:
+        return "Late"
+
+
+class ExecuteSync(_Asker):
+    """Locks n in Execute."""
+
+    def get_step_options(self) -> StepOptions:
+        return StepOptions(execute_lock_attributes=(N.lock(),),
+                           execute_retry=_window(self.total_s))
+
+    def execute(self, context: Context, hold_s: float) -> StepDecision:
+        CALLED.append("sync execute")
+        return dead_end()
+
+
+class ExecuteAsync(ExecuteSync):
+    """Locks n in Execute."""
+
+    async def execute(self, context: Context, hold_s: float) -> StepDecision:  # type: ignore[override]
+        CALLED.append("async execute")
+        return dead_end()
+
+
+class WaitForSync(_Asker):
+    """Locks n in WaitFor."""
+
+    def get_step_options(self) -> StepOptions:
+        return StepOptions(wait_for_lock_attributes=(N.lock(),),
+                           wait_for_retry=_window(self.total_s))
+
+    def wait_for(self, context: Context, hold_s: float) -> Wait:
+        CALLED.append("sync wait_for")
+        return Wait.until(Timer.by_duration(timedelta(seconds=1)))
+
+    def execute(self, context: Context, hold_s: float) -> StepDecision:
+        CALLED.append("execute after wait_for")
+        return dead_end()
+
+
+class WaitForAsync(WaitForSync):
+    """Locks n in WaitFor."""
+
+    async def wait_for(self, context: Context, hold_s: float) -> Wait:  # type: ignore[override]
+        CALLED.append("async wait_for")
+        return Wait.until(Timer.by_duration(timedelta(seconds=1)))
+
+
+ASKERS = {"sync execute": ExecuteSync, "async execute": ExecuteAsync,
+          "sync wait_for": WaitForSync, "async wait_for": WaitForAsync}
+
+
+class Opener(Step[float]):
+    """Starts the lock Holder (for ``hold_s`` seconds) and the Delay side by side."""
+
+    def execute(self, context: Context, hold_s: float) -> StepDecision:
+        return go_to_many(StepMovement.of(Holder, hold_s), StepMovement.of(Delay, hold_s))
+
+
+class Delay(Step[float]):
+    """Moves to the lock-asking Step after 1 s, once Holder has the lock."""
+
+    def __init__(self, asker: _Asker) -> None:
+        self.asker = asker
+
+    def wait_for(self, context: Context, hold_s: float) -> Wait:
+        return Wait.until(Timer.by_duration(timedelta(seconds=1)))
+
+    def execute(self, context: Context, hold_s: float) -> StepDecision:
+        return go_to_many(StepMovement.of(self.asker, hold_s))
+
+
+def _simulated(variant: str) -> tuple[list[Any], Any]:
+    asker = ASKERS[variant](2)
+    flow = LFlow("LateLock", Opener(), [Holder(), Delay(asker), asker], [N])
+    with engine_in([flow], "simulation") as engine:
+        client = engine.client()
+        client.start_flow(flow, "late-1", 6.0)
+        result = client.wait_for_flow("late-1")
+        return list(engine.history("late-1")), result
+
+
+@pytest.mark.parametrize("method", ["execute", "wait_for"])
+def test_r104_an_attempt_started_after_its_window_never_calls_its_handler_sync_or_async(
+    method: str,
+) -> None:
+    CALLED.clear()
+    sync_history, sync_result = _simulated(f"sync {method}")
+    async_history, async_result = _simulated(f"async {method}")
+    assert CALLED == []
+    where = f"Flow 'LateLock', Step Late-1 {method}"
+    message = (f"{where} attempt 1 started after its retry window (total_duration 2 s from the "
+               "method's start) had ended: it waited 5 s for its lock on 'n', so it was stopped "
+               "at once")
+    assert sync_result.status is FlowStatus.FAILED
+    assert sync_result.failure == (f"{where} failed after 1 attempt: builtins.TimeoutError: "
+                                   f"{message}")
+    late = [e for e in sync_history if e.execution_id == "Late-1"]
+    method_failed = (EventKind.STEP_EXECUTE_FAILED if method == "execute"
+                     else EventKind.STEP_WAIT_FOR_FAILED)
+    assert [e.kind for e in late] == [EventKind.STEP_EXECUTION_CREATED,
+                                      EventKind.ATTEMPT_STARTED, EventKind.ATTEMPT_FAILED,
+                                      method_failed]
+    assert {e.method for e in late[1:]} == {method}
+    assert {e.time_ns - late[0].time_ns for e in late[1:]} == {5 * 10**9}
+    failed = late[2].payload
+    assert (failed["reason"], failed["final"], failed["error_type"], failed["error_message"]) == (
+        "timeout", True, "builtins.TimeoutError", message)
+    # A sync handler, which runs inline with no timeout armed, fails exactly like an async one
+    # (the two Steps differ in nothing else, not even in the description the history records).
+    assert sync_history == async_history
+    assert sync_result == async_result
+
+
+class Flaky(Step[float]):
+    """Fails its first Execute attempt; a retry would succeed. Retries 1 s apart within 10 s."""
+
+    def get_step_type(self) -> str:
+        return "Flaky"
+
+    def get_step_options(self) -> StepOptions:
+        retry = RetryPolicy(initial_interval=timedelta(seconds=1),
+                            total_duration=timedelta(seconds=10))
+        return StepOptions(execute_retry=retry)
+
+    def execute(self, context: Context, hold_s: float) -> StepDecision:
+        CALLED.append(f"sync attempt {context.attempt}")
+        if context.attempt == 1:
+            raise RuntimeError("first attempt fails")
+        return dead_end()
+
+
+class FlakyAsync(Flaky):
+    """Fails its first Execute attempt; a retry would succeed. Retries 1 s apart within 10 s."""
+
+    async def execute(self, context: Context, hold_s: float) -> StepDecision:  # type: ignore[override]
+        CALLED.append(f"async attempt {context.attempt}")
+        if context.attempt == 1:
+            raise RuntimeError("first attempt fails")
+        return dead_end()
+
+
+@pytest.mark.parametrize(("kind", "commits"), [("sync", 2), ("async", 3)])
+def test_r104_a_retry_that_starts_after_its_window_is_stopped_before_its_handler_runs(
+    kind: str, commits: int
+) -> None:
+    """The engine stops after attempt 1 failed and resumes an hour later: attempt 2 is due at
+    once, with its window long over, so it fails without running (before: a sync retry ran)."""
+    CALLED.clear()
+    flow = LFlow("Resumed", Flaky() if kind == "sync" else FlakyAsync())
+    store = MemoryStore()
+    first = Engine([flow], store=store, faults=FaultPlan.of(FaultPlan.crash_after_commit(commits)))
+    with pytest.raises(EngineCrashed):
+        first.client().start_flow(flow, "r-1", 0.0)
+        first.run_until_idle()
+    assert [e.kind for e in store.history("r-1")][-1] is EventKind.ATTEMPT_FAILED
+    later = datetime(2026, 1, 1, 1, tzinfo=UTC)  # an hour after the simulated start
+    with Engine([flow], store=store, epoch=later) as resumed:
+        resumed.run_until_idle()
+        result = resumed.result("r-1")
+        failed = of_kind(resumed.history("r-1"), EventKind.ATTEMPT_FAILED)
+    message = ("Flow 'Resumed', Step Flaky-1 execute attempt 2 started after its retry window "
+               "(total_duration 10 s from the method's start) had ended, so it was stopped at "
+               "once")
+    assert CALLED == [f"{kind} attempt 1"]
+    assert result.status is FlowStatus.FAILED
+    assert [(e.attempt, e.payload["reason"], e.payload["final"]) for e in failed] == [
+        (1, "error", False), (2, "timeout", True)]
+    assert failed[1].payload["error_message"] == message
+    assert (result.failure or "").endswith(message)
+
+
+class LiveOpener(Step[float]):
+    """Starts LiveHolder and LiveDelay side by side."""
+
+    def execute(self, context: Context, hold_s: float) -> StepDecision:
+        return go_to_many(StepMovement.of(LiveHolder, 0), StepMovement.of(LiveDelay, hold_s))
+
+
+class LiveDelay(Step[float]):
+    """Moves to the lock-asking Step once ``go`` has a message."""
+
+    def __init__(self, asker: _Asker) -> None:
+        self.asker = asker
+
+    def wait_for(self, context: Context, hold_s: float) -> Wait:
+        return Wait.until(GO.for_one())
+
+    def execute(self, context: Context, hold_s: float) -> StepDecision:
+        return go_to_many(StepMovement.of(self.asker, hold_s))
+
+
+@pytest.mark.parametrize("variant", list(ASKERS))
+def test_r104_live_an_attempt_started_after_its_window_never_calls_its_handler(
+    variant: str,
+) -> None:
+    CALLED.clear()
+    gate = Gate()
+    asker = ASKERS[variant](1)
+    flow = LFlow("LateLock", LiveOpener(), [LiveHolder(gate), LiveDelay(asker), asker], [N, GO])
+    with engine_in([flow], "live") as engine:
+        client = engine.client()
+        client.start_flow(flow, "late-1", 0.0)
+        assert gate.arrived()  # LiveHolder has the lock
+        client.publish("late-1", GO, "go")
+        reach_kind(engine, "late-1", EventKind.STEP_EXECUTION_CREATED, "Late-1")
+        time.sleep(1.5)  # Late-1 waits for the lock well past its 1 s retry window
+        gate.open()
+        result = client.wait_for_flow("late-1", timeout=SOON)
+        late = [e for e in engine.history("late-1") if e.execution_id == "Late-1"]
+    method = variant.split()[1]
+    assert CALLED == []
+    assert [e.kind for e in late] == [
+        EventKind.STEP_EXECUTION_CREATED, EventKind.ATTEMPT_STARTED, EventKind.ATTEMPT_FAILED,
+        EventKind.STEP_EXECUTE_FAILED if method == "execute" else EventKind.STEP_WAIT_FOR_FAILED,
+    ]
+    failed = late[2].payload
+    assert (failed["reason"], failed["final"]) == ("timeout", True)
+    where = f"Flow 'LateLock', Step Late-1 {method} attempt 1"
+    pattern = (re.escape(f"{where} started after its retry window (total_duration 1 s from "
+                         "the method's start) had ended: it waited ") + r"([0-9.e-]+)"
+               + re.escape(" s for its lock on 'n', so it was stopped at once"))
+    found = re.fullmatch(pattern, failed["error_message"])
+    assert found is not None, failed["error_message"]
+    assert float(found.group(1)) >= 1
+    assert result.status is FlowStatus.FAILED
+    assert (result.failure or "").endswith(failed["error_message"])
