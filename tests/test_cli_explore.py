@@ -56,3 +56,20 @@ def test_bad_input_exits_2_naming_the_problem(
     code = cli.main(["explore", str(EXAMPLES / "contract_edit.py"), *args])
     assert code == 2
     assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("flag", "counts"),
+    [([], "states pruned"), (["--no-prune"], "(state pruning off)")],
+)
+def test_the_counts_line_says_schedules_run_and_states_pruned(
+    capsys: pytest.CaptureFixture[str], flag: list[str], counts: str
+) -> None:
+    code = cli.main([
+        "explore", str(EXAMPLES / "contract_edit.py"), "--input", TWO, *TOKEN_CHECKS,
+        "--fail", "SaveContractEdit", *flag,
+    ])
+    lines = capsys.readouterr().out.splitlines()
+    assert code == 0
+    assert lines[1].endswith(counts) and " schedules run" in lines[1]
+    assert "(s)" not in lines[1]

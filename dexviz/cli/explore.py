@@ -49,6 +49,9 @@ def add_explore_parser(subparsers: Any) -> None:
     explore.add_argument("--max-depth", type=positive_int)
     explore.add_argument("--time-budget", type=float, metavar="SECONDS")
     explore.add_argument("--seed", type=int, default=0, help="seed of pct and random")
+    explore.add_argument("--no-prune", dest="prune", action="store_false",
+                         help="dfs and dpor: run on past states already explored (to compare "
+                              "counts or debug the pruning)")
     explore.add_argument("--out", default="explore-output",
                          help="where a counterexample's history goes (default: %(default)s)")
     explore.set_defaults(command=cmd_explore, command_name="explore")
@@ -115,7 +118,7 @@ def cmd_explore(args: argparse.Namespace) -> int:
         report = explore(
             flow, initial, check=checks, faults=parse_budget(args.fail),
             strategy=args.strategy, max_schedules=args.max_schedules, max_depth=args.max_depth,
-            time_budget=args.time_budget, seed=args.seed, progress=True,
+            time_budget=args.time_budget, seed=args.seed, progress=True, prune=args.prune,
         )
     except CliError:
         raise

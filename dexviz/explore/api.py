@@ -30,6 +30,7 @@ from dexviz.explore.schedule import (
 )
 from dexviz.explore.search import Node, TreePolicy, advance, schedule_done
 from dexviz.explore.violation import Violation, shrink
+from dexviz.explore.visits import Visits
 from dexviz.sdk.flow import Flow
 from dexviz.sdk.registry import Registry
 
@@ -45,6 +46,7 @@ class _Tally:
 
     schedules: int = 0
     pruned: int = 0
+    states_pruned: int = 0
     depth_bounded: int = 0
     states: set[str] = field(default_factory=set)
     terminal: set[str] = field(default_factory=set)
@@ -59,6 +61,8 @@ class _Tally:
         self.units = max(self.units, len({s.name for s in result.steps}))
         if result.outcome == "blocked":
             self.pruned += 1
+        elif result.outcome == "pruned":
+            self.states_pruned += 1
         elif result.outcome == "depth":
             self.depth_bounded += 1
         elif result.outcome == "terminal" and result.final is not None:
@@ -129,6 +133,7 @@ def explore(
     pct_depth: int = 3,
     max_violations: int = 1,
     progress: bool = True,
+    prune: bool = True,
 ) -> ExplorationReport:
     """Run ``flow`` with ``input`` under every schedule (or a sample) and check ``check``.
 
@@ -148,6 +153,9 @@ def explore(
         pct_depth: The bug depth PCT targets (its bound is stated in the report).
         max_violations: Stop once this many schedules violated a check.
         progress: Show a progress bar (ipywidgets in Jupyter, tqdm in a terminal).
+        prune: ``"dfs"`` and ``"dpor"`` stop a schedule at a state already explored (its
+            future was explored already; see ``explore.fingerprint`` for what a state is).
+            False explores every schedule the strategy picks, for comparison or debugging.
         flow: The Flow to start when ``flow_or_flows`` holds several (default: the first).
         flow_id: The id the Flow is started with.
 
@@ -167,7 +175,7 @@ def explore(
     try:
         if strategy in ("dfs", "dpor"):
             stopped, complete = _tree(setup, strategy == "dpor", tally, bar, max_schedules,
-                                      deadline, max_violations)
+                                      deadline, max_violations, prune)
         else:
             stopped = _sample(setup, strategy, tally, bar, max_schedules or DEFAULT_SAMPLES,
                               deadline, max_violations, random.Random(seed), pct_depth)
@@ -183,6 +191,7 @@ def explore(
         complete, clock() - started,
         violations, frozenset(tally.terminal), tuple(c.name for c in setup.checks), bound,
         stopped, tally.depth_bounded, tally.graph,
+        tally.states_pruned if prune and strategy in ("dfs", "dpor") else None,
     )
 
 
@@ -200,22 +209,26 @@ def _stop_reason(
 
 def _tree(
     setup: Setup, reduce: bool, tally: _Tally, bar: Progress, max_schedules: int | None,
-    deadline: float | None, max_violations: int,
+    deadline: float | None, max_violations: int, prune: bool,
 ) -> tuple[str | None, bool]:
     stack: list[Node] = []
+    visits = Visits() if prune else None
 
     def pruned(count: int) -> None:
         tally.pruned += count
 
     while True:
-        result = run_schedule(setup, TreePolicy(stack, reduce))
-        schedule_done(result, stack, reduce)
+        policy = TreePolicy(stack, reduce, visits)
+        result = run_schedule(setup, policy)
+        schedule_done(result, stack, reduce, policy)
         tally.add(result)
         bar.update(tally.schedules, len(tally.states), len(tally.found))
         del stack[len(result.choices):]
         more = advance(stack, pruned if reduce else lambda _: None)
         if not more:
             return None, True
+        if visits is not None:
+            visits.close_below(len(stack))
         reason = _stop_reason(tally, max_schedules, deadline, max_violations)
         if reason is not None:
             return reason, False

@@ -29,7 +29,10 @@ from dexviz.history.history import History
 from dexviz.history.kinds import EventKind
 from dexviz.sdk.results import FlowStatus
 
-__all__ = ["Check", "Monitor", "View", "as_check", "conserved", "exclusive", "status", "terminates"]
+__all__ = [
+    "Check", "Monitor", "View", "as_check", "conserved", "exclusive", "monitor_state", "status",
+    "terminates",
+]  # fmt: skip
 
 
 class View:
@@ -63,6 +66,17 @@ class Monitor(Protocol):
 
     def at_end(self, view: View, terminal: bool) -> str | None:
         """Called once when the schedule ends (``terminal``: it ran out of work)."""
+
+
+def monitor_state(monitor: Monitor) -> object | None:
+    """What a monitor remembers, as a plain value; None when it cannot say (no pruning then).
+
+    A monitor that defines ``state()`` promises that its future verdicts depend only on that
+    value and on what it is fed next; the built-ins do, a plain callable (which reads the whole
+    history) does not.
+    """
+    state = getattr(monitor, "state", None)
+    return state() if callable(state) else None
 
 
 class Check(Protocol):
@@ -173,6 +187,10 @@ class _Sections:
     def held(self) -> int:
         return sum(h.held for h in self.open)
 
+    def state(self) -> tuple[object, ...]:
+        """The open holdings in order (the order decides which one a release closes)."""
+        return tuple((h.holder, tuple(sorted(h.chain)), h.held, h.released) for h in self.open)
+
 
 @dataclass(frozen=True)
 class _Exclusive:
@@ -204,6 +222,9 @@ class _ExclusiveMonitor:
 
     def at_end(self, view: View, terminal: bool) -> str | None:
         return None
+
+    def state(self) -> object:
+        return self._sections.state()
 
 
 @dataclass(frozen=True)
@@ -245,6 +266,9 @@ class _ConservedMonitor:
     def at_end(self, view: View, terminal: bool) -> str | None:
         return None
 
+    def state(self) -> object:
+        return (self._armed, self._sections.state())
+
 
 @dataclass(frozen=True)
 class _EndCheck:
@@ -261,6 +285,9 @@ class _EndMonitor:
 
     def after_commit(self, events: Sequence[Event], view: View) -> str | None:
         return None
+
+    def state(self) -> object:
+        return ()
 
     def at_end(self, view: View, terminal: bool) -> str | None:
         if not terminal:

@@ -9,6 +9,7 @@ from typing import Any
 
 from dexviz.explore.randomized import PctBound
 from dexviz.explore.violation import Violation
+from dexviz.history._plural import plural
 
 GRAPH_LIMIT = 2_000
 """The state graph is drawn only for state spaces up to this many states."""
@@ -85,6 +86,8 @@ class ExplorationReport:
         stopped_by: Why the search ended early (``max_schedules``, ``time_budget``,
             ``violation``), or None.
         depth_bounded: Schedules cut at ``max_depth``.
+        states_pruned: Schedules stopped at a state already explored (``prune=True``, the
+            default of ``"dfs"`` and ``"dpor"``); None when state pruning was off.
     """
 
     strategy: str
@@ -100,6 +103,7 @@ class ExplorationReport:
     stopped_by: str | None = None
     depth_bounded: int = 0
     graph: StateGraph | None = field(default=None, repr=False, compare=False)
+    states_pruned: int | None = None
 
     @property
     def ok(self) -> bool:
@@ -118,6 +122,7 @@ class ExplorationReport:
             "schedules": self.schedules,
             "distinct_states": self.distinct_states,
             "pruned": self.pruned,
+            "states_pruned": self.states_pruned,
             "terminal_states": len(self.terminal_states),
             "exhaustive": self.exhaustive,
             "violations": len(self.violations),
@@ -137,8 +142,16 @@ class ExplorationReport:
         why = f" (stopped by {self.stopped_by})" if self.stopped_by else ""
         return f"no violation of {checks} in {self.schedules} schedules{why}; not exhaustive"
 
+    def counts(self) -> str:
+        """One line: schedules run and states pruned, e.g. ``21 schedules run, 1 state pruned``."""
+        ran = f"{plural(self.schedules, 'schedule')} run"
+        if self.states_pruned is None:
+            return f"{ran} (state pruning off)" if self.strategy in ("dfs", "dpor") else ran
+        return f"{ran}, {plural(self.states_pruned, 'state')} pruned"
+
     def __str__(self) -> str:
         lines = [] if self.violations else [self.verdict()]
+        lines.append(self.counts())
         lines.append(", ".join(f"{k}={v}" for k, v in self.summary().items()))
         if self.bound is not None:
             lines.append(str(self.bound))
@@ -167,7 +180,8 @@ class ExplorationReport:
             f"<td>{html.escape(str(v))}</td></tr>"
             for k, v in self.summary().items()
         )
-        parts = [f"<p><b>{html.escape(self.verdict())}</b></p>", f"<table>{rows}</table>"]
+        parts = [f"<p><b>{html.escape(self.verdict())}</b></p>",
+                 f"<p>{html.escape(self.counts())}</p>", f"<table>{rows}</table>"]
         if self.bound is not None:
             parts.append(f"<p>{html.escape(str(self.bound))}</p>")
         for violation in self.violations:

@@ -20,7 +20,9 @@ from dexviz.engine.engine import Engine
 from dexviz.engine.faults import FaultPlan
 from dexviz.engine.runtime import Runtime
 from dexviz.explore.actions import Action
-from dexviz.explore.checks import Check, Monitor, View
+from dexviz.explore.checks import Check, Monitor, View, monitor_state
+from dexviz.explore.fingerprint import Opaque, fingerprint
+from dexviz.explore.fingerprint import unit as describe_unit
 from dexviz.explore.footprint import ANY, Footprint, footprint_of
 from dexviz.explore.labels import describe
 from dexviz.explore.owners import owner_of
@@ -86,6 +88,7 @@ class StepRecord:
     state: StateKey
     label: str
     events: tuple[Event, ...]
+    fingerprint: str | None = None
 
 
 @dataclass(frozen=True)
@@ -157,6 +160,11 @@ class _Run:
         )
         self.rt: Runtime = self.engine._rt
         self.names: dict[int, Option] = {}
+        self.units: dict[Option, Callable[[], None]] = {}
+        # A policy that prunes revisited states asks for fingerprints (see explore.visits).
+        self.revisit: Callable[[StepRecord, Callable[[Option], str | None]], bool] | None = (
+            getattr(policy, "revisit", None)
+        )
         self.tasks: dict[asyncio.Task[Any], str] = {}
         self.digests = ExecutionDigests()
         self.keep: list[object] = []
@@ -217,6 +225,7 @@ class _Run:
             if name is None:
                 name = names[id(unit)] = ("u", step, position)
                 self.keep.append(unit)
+                self.units[name] = unit
             options.append(name)
         return units, options + actions
 
@@ -242,13 +251,39 @@ class _Run:
         run = self.rt.runs.get(self.setup.flow_id)
         if run is not None and events:
             self.digests.touch(run, {e.execution_id for e in events if e.execution_id})
+        violated = self._check(events, step)
         record = StepRecord(
             step, options[choice], len(self.result.choices) - 1 if len(options) > 1 else -1,
             first_seen, now, footprint, self._state(), label, events,
+            None if violated or self.revisit is None else self._fingerprint(),
         )
         self.result.steps.append(record)
         self.policy.stepped(record)
-        return not self._check(events, step)
+        if violated:
+            return False
+        if self.revisit is not None and self.revisit(record, self._describe):
+            self.result.outcome = "pruned"
+            return False
+        return True
+
+    def _fingerprint(self) -> str | None:
+        monitors = [monitor_state(m) for _, m in self.monitors]
+        if any(m is None for m in monitors):
+            return None
+        return fingerprint(self.rt, (tuple(self.left), tuple(monitors)))
+
+    def _describe(self, option: Option) -> str | None:
+        """A sleeping option as the state sees it: the unit's description, "?" if unknown."""
+        if isinstance(option, tuple) and option[0] == "a":
+            return repr(option)
+        found = self.units.get(option)
+        sim = self.rt.sim
+        if found is None or sim is None or not any(u is found for u in sim._ready):
+            return None  # ran already: it cannot be offered again
+        try:
+            return repr(describe_unit(found))
+        except Opaque:
+            return "?"
 
     def _run_unit(
         self, units: list[Callable[[], None]], choice: int

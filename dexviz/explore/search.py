@@ -14,9 +14,10 @@ since it was explored (a sleep set) is not tried again. Waiter and fault choices
 are always explored in full.
 
 Canonical state hashes (``explore.state``) count the distinct states met, draw the state graph
-and compare terminal states; they do not cut the search. Stopping at a state already explored
-is only sound for DPOR together with a summary of the dependencies met below that state (to
-keep adding the backtrack points its subtree would have added), and that summary is not built.
+and compare terminal states. Pruning uses exact fingerprints instead (``explore.fingerprint``):
+with ``prune=True`` a schedule stops at a state whose future was explored already
+(``explore.visits``); for ``"dpor"`` the visit keeps a summary of the footprints run below the
+state, so a path pruned there still gets the backtrack points of its races with them.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from dataclasses import dataclass, field
 
 from dexviz.explore.footprint import Footprint
 from dexviz.explore.schedule import Option, ScheduleResult, StepRecord
+from dexviz.explore.visits import Summary, Visit, Visits
 
 
 class NondeterminismError(RuntimeError):
@@ -49,9 +51,11 @@ class Node:
 class TreePolicy:
     """Follows the stack's choices, then extends it with new nodes (the DFS frontier)."""
 
-    def __init__(self, stack: list[Node], reduce: bool) -> None:
+    def __init__(self, stack: list[Node], reduce: bool, visits: Visits | None = None) -> None:
         self.stack = stack
         self.reduce = reduce
+        self.visits = visits
+        self.stopped_at: Visit | None = None
         self.depth = 0
         self.sleep: dict[Option, Footprint] = {}
         self._carry: dict[Option, Footprint] = {}
@@ -105,6 +109,30 @@ class TreePolicy:
             node.footprints[step.name] = step.footprint if known is None else known | step.footprint
         if self.reduce:
             self.sleep = {k: v for k, v in carry.items() if not v.depends_on(step.footprint)}
+
+
+    def revisit(self, step: StepRecord, describe: Callable[[Option], str | None]) -> bool:
+        """Whether the state after ``step`` was explored already (stop: it is pruned)."""
+        visits, key = self.visits, step.fingerprint
+        if visits is None or key is None or visits.on_path(step.index):
+            return False
+        asleep = frozenset(d for d in map(describe, self.sleep) if d is not None)
+        if "?" in asleep:
+            return False
+        found = visits.hit(key, step.index, asleep)
+        if found is not None:
+            self.stopped_at = found
+            return True
+        visits.enter(Visit(key, step.index, self.depth, asleep, Summary(step.time_ns)))
+        return False
+
+
+def add_summary_races(stack: list[Node], steps: list[StepRecord], summary: Summary) -> None:
+    """Give back every option of each step that may race with what ran below a pruned state."""
+    for step in steps:
+        if step.choice >= 0 and summary.races(step):
+            node = stack[step.choice]
+            node.backtrack.update(range(len(node.options)))
 
 
 def add_races(stack: list[Node], steps: list[StepRecord]) -> None:
@@ -175,7 +203,22 @@ def advance(stack: list[Node], on_prune: Callable[[int], None]) -> bool:
     return False
 
 
-def schedule_done(result: ScheduleResult, stack: list[Node], reduce: bool) -> None:
-    """After a schedule: find its races (dpor) so that backtracking can reverse them."""
+def schedule_done(
+    result: ScheduleResult, stack: list[Node], reduce: bool, policy: TreePolicy | None = None
+) -> None:
+    """After a schedule: find its races (dpor) so that backtracking can reverse them.
+
+    With state pruning (``policy.visits``), the open visits take the schedule's steps, and a
+    schedule stopped at a visited state adds the races of what ran below it.
+    """
     if reduce:
         add_races(stack, result.steps)
+    visits = None if policy is None else policy.visits
+    if visits is None or policy is None:
+        return
+    stopped = policy.stopped_at
+    visits.schedule_ran(result.steps, stopped, result.outcome == "depth")
+    if stopped is not None:
+        visits.pruned += 1
+        if reduce:
+            add_summary_races(stack, result.steps, stopped.summary)

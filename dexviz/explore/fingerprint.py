@@ -1,0 +1,197 @@
+"""Fingerprints for pruning: everything that decides a schedule's future, or None.
+
+Two schedules may share one exploration of the future only if that future is the same, so a
+fingerprint describes, exactly, the Flow run (status, Attributes, each Channel's queue,
+every execution with its id, phase, attempt, Wait, timers and held messages, the ``Type-N``
+counters), the scheduler's ready units and live timers (each described by what it will do:
+which function, for which execution), the virtual time, the injected failures left, the client
+actions left and every check's monitor state. Ids stay in: two states that differ only by which
+reviewer got ``EditContract-1`` are different states here (their futures name executions
+differently, and so would their violations).
+
+Left out, because they are names and not behaviour: message ids (drawn from the seeded source),
+event sequence numbers, and the order of ready units and of waiters on a Channel (every order
+is explored anyway). User values are compared by type and ``repr``.
+
+When a part cannot be described soundly the state has no fingerprint (``None``) and is never
+pruned: a coroutine handler that is suspended (its frame is not visible), an asyncio callback,
+a closure over something unknown, more than one Flow run, or a check whose monitor keeps no
+describable state (a plain callable reads the whole history).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import types
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from dexviz.engine.continue_as_new import ContinueAsNew
+from dexviz.engine.decide import Decisions
+from dexviz.engine.fast import FastPath
+from dexviz.engine.faults import FaultPlan
+from dexviz.engine.invoke import Invoker, QueuedStart
+from dexviz.engine.runtime import Runtime
+from dexviz.engine.scheduler import Scheduler
+from dexviz.engine.starts import Starts
+from dexviz.engine.state import Execution, FlowRun, Message, TimerState
+from dexviz.engine.subflows import SubFlows
+from dexviz.engine.time_travel import TimeTravel
+from dexviz.engine.timeouts import FlowTimeouts
+from dexviz.engine.waits import WaitManager
+
+
+class Opaque(Exception):
+    """Raised inside a description when a part of the state cannot be described soundly."""
+
+
+# One per engine and stateless as far as a closure over them goes: named by their type.
+_SERVICES = (
+    Runtime, Invoker, WaitManager, FastPath, Decisions, SubFlows, FlowTimeouts, Starts,
+    TimeTravel, ContinueAsNew, Scheduler,
+)  # fmt: skip
+_SCALARS = (str, int, float, bool, bytes, type(None))
+# Execution fields that are names, caches or handles described elsewhere.
+_EXECUTION_SKIPPED = frozenset(
+    {"step", "task", "pending_unit", "method_timeout", "heartbeat_timer", "_timers",
+     "_reserved", "last_failure"}
+)  # fmt: skip
+# FlowRun fields that are names or history bookkeeping, not behaviour.
+_RUN_SKIPPED = frozenset(
+    {"definition", "executions", "_queues", "_first_waiters", "_more_waiters", "message_count",
+     "seq", "message_ids", "run_id", "started_ns", "active_count", "request_id"}
+)  # fmt: skip
+
+
+def value(item: Any) -> tuple[str, str]:
+    """A user value: its type and repr (a repr with an address never equals another)."""
+    return (type(item).__qualname__, repr(item))
+
+
+def _cell(item: Any) -> Any:
+    if isinstance(item, _SCALARS):
+        return value(item)
+    if isinstance(item, Execution):
+        return ("ex", item.execution_id)
+    if isinstance(item, FlowRun):
+        return ("run", item.flow_id)
+    if isinstance(item, TimerState):
+        return ("timer", item.index, item.condition_id, item.fire_at_ns, item.done)
+    if isinstance(item, _SERVICES):
+        return ("service", type(item).__name__)
+    if isinstance(item, (tuple, list)):
+        return tuple(_cell(i) for i in item)
+    if callable(item):
+        return unit(item)
+    raise Opaque(type(item).__qualname__)
+
+
+def unit(item: Any) -> Any:
+    """What a ready or timed unit will do: its function and what it closes over."""
+    if isinstance(item, QueuedStart):
+        return ("start", item.execution.execution_id, item.method)
+    if isinstance(item, types.MethodType):
+        return ("method", item.__func__.__qualname__, _cell(item.__self__))
+    if isinstance(item, types.FunctionType):
+        code = item.__code__
+        cells = tuple(_cell(c.cell_contents) for c in item.__closure__ or ())
+        defaults = tuple(_cell(d) for d in item.__defaults__ or ())
+        return ("fn", code.co_filename, code.co_firstlineno, code.co_name, cells, defaults)
+    raise Opaque(type(item).__qualname__)
+
+
+def _messages(messages: Iterable[Message], rank: dict[int, int]) -> tuple[Any, ...]:
+    return tuple((rank[m.number], m.channel, value(m.value)) for m in messages)
+
+
+def _extras(fields: dict[str, Any], skipped: frozenset[str]) -> tuple[Any, ...]:
+    return tuple(sorted((k, _plain(v)) for k, v in fields.items() if k not in skipped))
+
+
+def _plain(item: Any) -> Any:
+    """A field value: scalars and containers as they are, everything else by type and repr."""
+    if isinstance(item, _SCALARS):
+        return value(item)
+    if isinstance(item, (list, tuple)):
+        return tuple(_plain(i) for i in item)
+    if isinstance(item, dict):
+        return tuple(sorted((repr(k), _plain(v)) for k, v in item.items()))
+    if callable(item) and not isinstance(item, type):
+        raise Opaque(type(item).__qualname__)
+    return value(item)
+
+
+def _execution(ex: Execution, rank: dict[int, int]) -> tuple[Any, ...]:
+    task = ex.task
+    if task is not None and not (callable(getattr(task, "done", None)) and task.done()):
+        raise Opaque(f"{ex.execution_id} is running a coroutine")
+    slots = tuple(
+        (name, _plain(getattr(ex, name)))
+        for name in Execution.__slots__
+        if name != "__dict__" and name not in _EXECUTION_SKIPPED
+    )
+    reserved = tuple(sorted((k, _messages(ms, rank)) for k, ms in (ex._reserved or {}).items()))
+    timers = tuple(_cell(t) for t in ex.started_timers)
+    handles = (ex.pending_unit is not None, ex.method_timeout is not None,
+               ex.heartbeat_timer is not None)  # fmt: skip
+    failure = None if ex.last_failure is None else value(ex.last_failure)
+    return (ex.step_type, slots, _extras(vars(ex), _EXECUTION_SKIPPED), reserved, timers,
+            handles, failure)  # fmt: skip
+
+
+def _ranks(run: FlowRun) -> dict[int, int]:
+    numbers = [m.number for q in run.queues_view.values() for m in q]
+    numbers += [m.number for ex in run.executions.values() for ms in (ex._reserved or {}).values()
+                for m in ms]  # fmt: skip
+    return {number: i for i, number in enumerate(sorted(set(numbers)))}
+
+
+def _run(run: FlowRun) -> tuple[Any, ...]:
+    rank = _ranks(run)
+    queues = tuple(sorted((k, _messages(q, rank)) for k, q in run.queues_view.items() if q))
+    waiters = tuple(sorted((k, tuple(sorted(w.execution_id for w in ws)))
+                           for k, ws in run.waiters.items()))  # fmt: skip
+    executions = tuple(sorted((k, _execution(ex, rank)) for k, ex in run.executions.items()))
+    slots = tuple(
+        (name, _plain(getattr(run, name)))
+        for name in FlowRun.__slots__
+        if name != "__dict__" and name not in _RUN_SKIPPED
+    )
+    return (slots, _extras(vars(run), _RUN_SKIPPED), queues, waiters, executions)
+
+
+def _scheduler(sim: Scheduler) -> tuple[Any, ...]:
+    ready = sorted(repr(unit(u)) for u in sim._ready)
+    timers = sorted(repr((t.due_ns, unit(t.unit))) for t in sim._timers if not t.canceled)
+    return (sim.now_ns, tuple(ready), tuple(timers))
+
+
+def _faults(plan: FaultPlan) -> int:
+    if plan.failures or plan.cancellations or plan.hung or plan.crash_after is not None:
+        raise Opaque("a fault plan with explicit rules")
+    return plan.spent
+
+
+def _runtime(rt: Runtime) -> tuple[Any, ...]:
+    sim = rt.sim
+    if sim is None or len(rt.runs) != 1 or rt.previous_runs or rt._stale_skips:
+        raise Opaque("not one simulated Flow run")
+    locks = tuple(sorted(
+        (flow_id, tuple(sorted(table.held.items())),
+         tuple((keys, owner, unit(resume)) for keys, owner, resume in table.waiting))
+        for flow_id, table in rt._locks.items()
+    ))  # fmt: skip
+    (run,) = rt.runs.values()
+    return (_run(run), _scheduler(sim), locks, _faults(rt.faults))
+
+
+def fingerprint(rt: Runtime, outside: Sequence[Any]) -> str | None:
+    """The digest of the runtime's state and ``outside`` (actions left, monitor states).
+
+    None when some part cannot be described soundly: such a state is never pruned.
+    """
+    try:
+        text = repr((_runtime(rt), tuple(outside)))
+    except Opaque:
+        return None
+    return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
