@@ -15,7 +15,8 @@ from typing import Any
 from dexviz.sdk.condition import ChannelCondition
 from dexviz.sdk.wait import Wait, WaitKind
 
-_PLAIN_KINDS = (WaitKind.ALL_OF, WaitKind.ANY_OF)
+_ALL_OF = WaitKind.ALL_OF
+_PLAIN_KINDS = (_ALL_OF, WaitKind.ANY_OF)
 MAX_SHAPES = 4096
 """How many distinct shapes one engine shares; Waits beyond that are kept as they are."""
 
@@ -52,8 +53,9 @@ class SimpleWaits:
         if type(condition) is not ChannelCondition:
             return None
         channel = condition.channel
-        # The channel's id is safe in the key: the shared Wait keeps the channel alive.
-        shape = (wait.kind, id(channel), condition.instance, condition.at_least,
+        # The channel's id is safe in the key: the shared Wait keeps the channel alive. The
+        # kind goes in as a bool: hashing an Enum member is a Python-level call.
+        shape = (wait.kind is _ALL_OF, id(channel), condition.instance, condition.at_least,
                  condition.at_most, condition.condition_id)  # fmt: skip
         found = self._shapes.get(shape)
         if found is None:

@@ -203,6 +203,7 @@ class Execution:
 
 # What ``FlowRun.queues_view`` reads while a run has no queue yet (never written to).
 _NO_QUEUES: Mapping[str, deque[Message]] = MappingProxyType({})
+_new = object.__new__
 
 
 class FlowRun:
@@ -402,5 +403,9 @@ class FlowRun:
         """Create a message with a new id; ``number`` keeps the publication order."""
         self.message_count += 1
         number = self.message_count
-        message_id = self.message_ids() if self.message_ids is not None else f"msg-{number}"
-        return Message(message_id, number, channel, value)
+        message = _new(Message)  # Message(...) without its __init__ call: one per publication
+        message.message_id = self.message_ids() if self.message_ids is not None else f"msg-{number}"
+        message.number = number
+        message.channel = channel
+        message.value = value
+        return message

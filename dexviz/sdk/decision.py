@@ -34,6 +34,8 @@ def step_target_name(step: Any) -> str:
 
 _new = object.__new__
 _NEXT = DecisionKind.NEXT
+_DEAD_END = DecisionKind.DEAD_END
+_GRACEFUL = DecisionKind.GRACEFUL_COMPLETE
 
 
 class StepMovement:
@@ -194,6 +196,24 @@ def go_to(step: Any, input: Any = None, *, options: StepOptions | None = None) -
     return decision
 
 
+def _plain(kind: DecisionKind, output: Any) -> StepDecision:
+    """``StepDecision(kind, output=output)`` without a call through the constructor's defaults.
+
+    ``dead_end`` and ``graceful_complete`` end most branches, once per branch.
+    """
+    decision = _new(StepDecision)
+    decision.kind = kind
+    decision.movements = ()
+    decision.output = output
+    decision.reason = ""
+    decision.empty_channels = ()
+    decision.fallback = None
+    decision.canceling_steps = ()
+    decision.canceling_sibling_steps = ()
+    decision.has_output = output is not NO_OUTPUT
+    return decision
+
+
 def go_to_many(*movements: StepMovement) -> StepDecision:
     """Fan out: start every movement's Step, each with its own input, in argument order."""
     if not movements:
@@ -214,12 +234,12 @@ go_to_multi = go_to_many
 
 def dead_end() -> StepDecision:
     """End this branch only; the Flow keeps running (R82)."""
-    return StepDecision(DecisionKind.DEAD_END)
+    return _plain(_DEAD_END, NO_OUTPUT)
 
 
 def graceful_complete(output: Any = NO_OUTPUT) -> StepDecision:
     """End this branch and complete the Flow once no Step is active (R143, R144)."""
-    return StepDecision(DecisionKind.GRACEFUL_COMPLETE, output=output)
+    return _plain(_GRACEFUL, output)
 
 
 def force_complete(output: Any = NO_OUTPUT) -> StepDecision:
