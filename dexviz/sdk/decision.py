@@ -177,33 +177,24 @@ class StepDecision:
 
 def go_to(step: Any, input: Any = None, *, options: StepOptions | None = None) -> StepDecision:
     """Move to one next Step with ``input``."""
-    # StepMovement.of and StepDecision(NEXT, ...), inlined: one go_to per Step transition,
-    # and two Python calls through the constructors' defaults cost more than the whole body.
+    # StepMovement.of, inlined, and StepDecision(NEXT, ...) without the constructor's
+    # defaults: one go_to per Step transition.
     movement = _new(StepMovement)
     movement.step = step
     movement.input = input
     movement.options = options
-    decision = _new(StepDecision)
-    decision.kind = _NEXT
-    decision.movements = (movement,)
-    decision.output = NO_OUTPUT
-    decision.reason = ""
-    decision.empty_channels = ()
-    decision.fallback = None
-    decision.canceling_steps = ()
-    decision.canceling_sibling_steps = ()
-    decision.has_output = False
-    return decision
+    return _plain(_NEXT, (movement,), NO_OUTPUT)
 
 
-def _plain(kind: DecisionKind, output: Any) -> StepDecision:
-    """``StepDecision(kind, output=output)`` without a call through the constructor's defaults.
+def _plain(kind: DecisionKind, movements: tuple[StepMovement, ...], output: Any) -> StepDecision:
+    """``StepDecision(kind, movements, output=output)`` without the constructor's defaults.
 
-    ``dead_end`` and ``graceful_complete`` end most branches, once per branch.
+    ``go_to``, ``dead_end`` and ``graceful_complete`` make the decisions of most Step
+    transitions: a call through eight defaulted parameters costs more than setting the slots.
     """
     decision = _new(StepDecision)
     decision.kind = kind
-    decision.movements = ()
+    decision.movements = movements
     decision.output = output
     decision.reason = ""
     decision.empty_channels = ()
@@ -234,12 +225,12 @@ go_to_multi = go_to_many
 
 def dead_end() -> StepDecision:
     """End this branch only; the Flow keeps running (R82)."""
-    return _plain(_DEAD_END, NO_OUTPUT)
+    return _plain(_DEAD_END, (), NO_OUTPUT)
 
 
 def graceful_complete(output: Any = NO_OUTPUT) -> StepDecision:
     """End this branch and complete the Flow once no Step is active (R143, R144)."""
-    return _plain(_GRACEFUL, output)
+    return _plain(_GRACEFUL, (), output)
 
 
 def force_complete(output: Any = NO_OUTPUT) -> StepDecision:
