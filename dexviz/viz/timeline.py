@@ -46,6 +46,11 @@ _BAND = "#f3f6f5"
 # Text stays text in the SVG (smaller, searchable; the viewer supplies the glyphs).
 _SVG_RC = {"svg.hashsalt": "dexviz", "svg.id": "dexviz-timeline", "svg.fonttype": "none"}
 _LANE_IN = 0.26
+# The smallest text of the figure (lane labels, legend, bar captions), in points. A viewer
+# that fits the picture to a panel keeps it at 9 px by a minimum width that depends on it.
+_SMALL_PT = 7.5
+# The average advance of a caption character at _SMALL_PT (DejaVu Sans is ~0.6 em wide).
+_CAPTION_CHAR_PT = 4.5
 _TOP_IN, _BOTTOM_IN = 0.75, 0.85
 
 
@@ -135,7 +140,7 @@ def _place_axes(figure: Figure, lanes: Sequence[Lane], report: ExclusiveReport |
                 width: float, height: float) -> None:
     """Margins from the longest lane label (a fixed layout: no constrained-layout pass)."""
     labels = [lane.label for lane in lanes] + ([f"{report.channel} holder (2)"] if report else [])
-    label_in = max((len(text) for text in labels), default=10) * 7.5 * 0.6 / 72 + 0.25
+    label_in = max((len(text) for text in labels), default=10) * _SMALL_PT * 0.6 / 72 + 0.25
     figure.subplots_adjust(left=min(label_in / width, 0.45), right=0.985,
                            top=1 - _TOP_IN / height, bottom=_BOTTOM_IN / height)
 
@@ -188,7 +193,7 @@ def _holding_texts(holdings: Sequence[Holding], scale: _Scale) -> dict[str, str]
     number; a bar too narrow for any is left blank rather than overprinted.
     """
     def fits(text: str, holding: Holding) -> bool:
-        return len(text) * 3.9 + 2 <= holding.duration_ns / 1e9 * scale.points_per_s
+        return len(text) * _CAPTION_CHAR_PT + 2 <= holding.duration_ns / 1e9 * scale.points_per_s
 
     texts = {}
     for holding in holdings:
@@ -219,7 +224,7 @@ def _draw_holdings(
                            gid=f"instant:holding:{holding.holder}")
             if holding.holder in texts:
                 ax.text(start + holding.duration_ns / 2e9, y, texts[holding.holder],
-                        ha="center", va="center", fontsize=6.5, color="white", zorder=7)
+                        ha="center", va="center", fontsize=_SMALL_PT, color="white", zorder=7)
     for overlap in report.overlaps:
         ys = [row_of[overlap.first.holder], row_of[overlap.second.holder]]
         ax.broken_barh([(scale.s(overlap.start_ns), (overlap.end_ns - overlap.start_ns) / 1e9)],
@@ -242,7 +247,7 @@ def _y_axis(ax: Axes, lanes: Sequence[Lane], rows: Sequence[Any], channel: str |
         ax.axhline(len(rows), color="#9aa5a1", linewidth=0.8)
     ticks += [offset + i for i in range(len(lanes))]
     labels += [lane.label for lane in lanes]
-    ax.set_yticks(ticks, labels=labels, fontsize=7.5)
+    ax.set_yticks(ticks, labels=labels, fontsize=_SMALL_PT)
     colors = [TOKEN_COLOR] * len(rows) + [_label_color(lane) for lane in lanes]
     for tick, color in zip(ax.get_yticklabels(), colors, strict=True):
         tick.set_color(color)
@@ -294,7 +299,7 @@ def _decorate(figure: Figure, ax: Axes, run: RunExecutions, lanes: Sequence[Lane
                  loc="left", color=_INK)
     handles = legend_handles(lanes, report)
     figure.legend(handles=handles, loc="lower center", ncols=min(len(handles), 6),
-                  frameon=False, fontsize=7.5)
+                  frameon=False, fontsize=_SMALL_PT)
 
 
 def timeline_svg(figure: Figure) -> str:

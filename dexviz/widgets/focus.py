@@ -22,17 +22,21 @@ MIN_TEXT_PX = 9.0
 
 _VIEWBOX = re.compile(r'<svg\b[^>]*\bviewBox="[-\d.]+[ ,]+[-\d.]+[ ,]+([\d.]+)[ ,]+[\d.]+"')
 _FONT = re.compile(r'<text\b[^>]*\bfont-size="([\d.]+)"')
+# matplotlib writes the size into the style: ``font-size: 8px`` (or ``font: 8px 'DejaVu Sans'``).
+_STYLE_FONT = re.compile(r'<text\b[^>]*\bstyle="[^"]*?\bfont(?:-size)?:\s*([\d.]+)px')
 _SVG_TAG = re.compile(r"<svg\b")
 
 
 def readable_width(svg: str, min_px: float = MIN_TEXT_PX) -> int | None:
     """The CSS width (px) at which the SVG's smallest text renders at ``min_px``.
 
-    None when the SVG has no viewBox or no sized text. Text scales with the picture: at a
-    rendered width ``w`` a font of ``f`` user units over a viewBox ``W`` wide is ``f*w/W`` px.
+    Text sizes are read from ``font-size`` attributes (Graphviz) and from ``style`` rules
+    (matplotlib's timeline). None when the SVG has no viewBox or no sized text. Text scales
+    with the picture: at a rendered width ``w`` a font of ``f`` user units over a viewBox
+    ``W`` wide is ``f*w/W`` px.
     """
     box = _VIEWBOX.search(svg)
-    sizes = [float(size) for size in _FONT.findall(svg)]
+    sizes = [float(size) for size in _FONT.findall(svg) + _STYLE_FONT.findall(svg)]
     if box is None or not sizes or min(sizes) <= 0:
         return None
     # One pixel more than the exact width: browsers lay the width out in whole device pixels.

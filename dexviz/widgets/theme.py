@@ -1,7 +1,9 @@
 """The debugger's stylesheet, shared by the widget and the static snapshot.
 
 Every rule is scoped under ``.dexviz-debugger``, so a page with several debuggers, or a
-notebook theme, is not disturbed. Highlight classes are the ones ``highlight`` adds to SVG
+notebook theme, is not disturbed. An HTML widget's content may be narrower than what it holds
+(``min-width: 0``), so a picture kept at a readable width scrolls in its own panel instead of
+widening the whole debugger. Highlight classes are the ones ``highlight`` adds to SVG
 groups (``dx-selected``, ``dx-active``, ``dx-holder``, ``dx-future``).
 """
 
@@ -27,6 +29,7 @@ CSS = """
 .dexviz-debugger .dx-graph.dx-zoom-full svg { max-width: none; margin: 0; }
 .dexviz-debugger .dx-graph.dx-zoom-double svg { max-width: none; margin: 0; }
 .dexviz-debugger .dx-graph.dx-zoom-focus svg { max-width: none; }
+.dexviz-debugger .widget-html-content { min-width: 0; }
 .dexviz-debugger .dx-tl { position: relative; width: 100%; }
 .dexviz-debugger .dx-tl svg { width: 100%; max-width: none; height: auto; }
 .dexviz-debugger .dx-tl .dx-cursor { position: absolute; width: 0;

@@ -3,6 +3,9 @@
 The timeline figure (``dexviz.viz.timeline``) is rendered to SVG once; where its time axis lies
 is read from matplotlib's transforms, so moving the cursor only moves an HTML element laid over
 the picture instead of drawing the figure again (or resending it to the browser).
+
+The picture fills its panel's width but never shrinks below the width at which its smallest
+text is still 9 px (``focus.readable_width``): a narrower panel scrolls sideways instead.
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dexviz.analysis.executions import RunExecutions
+from dexviz.widgets.focus import readable_width
 
 __all__ = ["TimelinePicture", "timeline_picture"]
 
@@ -28,6 +32,8 @@ class TimelinePicture:
         per_second: Width fraction per second.
         top: The plot's top edge, as a fraction of the picture's height.
         bottom: The plot's bottom edge, as a fraction of the picture's height.
+        min_width: The narrowest CSS width (px) keeping the smallest text at 9 px (None when
+            the SVG has no sized text).
     """
 
     svg: str
@@ -36,6 +42,7 @@ class TimelinePicture:
     per_second: float
     top: float
     bottom: float
+    min_width: int | None = None
 
     def cursor_css(self, time_ns: int) -> str:
         """``left``, ``top`` and ``height`` (in %) of the cursor at ``time_ns``."""
@@ -45,9 +52,14 @@ class TimelinePicture:
                 f"height:{(self.bottom - self.top) * 100:.3f}%")
 
     def html(self, cursor: str = "") -> str:
-        """The picture inside a positioned box with a cursor element (``cursor`` is its CSS)."""
+        """The picture inside a positioned box with a cursor element (``cursor`` is its CSS).
+
+        The box is at least ``min_width`` wide, so the cursor's percentages stay on the
+        picture when the panel scrolls.
+        """
         style = f' style="{cursor}"' if cursor else ""
-        return (f'<div class="dx-tl">{self.svg}<div class="dx-cursor"{style}></div></div>')
+        box = f' style="min-width:{self.min_width}px"' if self.min_width else ""
+        return (f'<div class="dx-tl"{box}>{self.svg}<div class="dx-cursor"{style}></div></div>')
 
 
 def timeline_picture(run: RunExecutions, channel: str | None = None,
@@ -72,11 +84,13 @@ def timeline_picture(run: RunExecutions, channel: str | None = None,
     (x_zero, _), (x_one, _) = ax.transData.transform([(0.0, 0.0), (1.0, 0.0)])
     box = ax.get_window_extent()
     width = figure.get_figwidth() * 72.0
+    svg = svg[svg.index("<svg"):]
     return TimelinePicture(
-        svg=svg[svg.index("<svg"):],
+        svg=svg,
         start_ns=run.start_ns,
         x0=float(x_zero) * scale / width,
         per_second=float(x_one - x_zero) * scale / width,
         top=1.0 - float(box.y1) * scale / height,
         bottom=1.0 - float(box.y0) * scale / height,
+        min_width=readable_width(svg),
     )

@@ -54,7 +54,8 @@ def _legend(figure) -> list[str]:
 
 
 def test_token_bars_name_the_holder_not_only_its_number():
-    figure = timeline(contract_edit_run(0, 8), channel=TOKEN, group_by="branch")
+    # 14 inches wide, a 1 s bar is ~28 pt: room for "ECE-2" in 7.5 pt captions, not the whole id.
+    figure = timeline(contract_edit_run(0, 8), channel=TOKEN, group_by="branch", width=14)
     texts = _texts(figure)
     assert "EnterContractEdit-7" in texts and "EnterContractEdit-4" in texts
     assert "ECE-2" in texts  # a 1 s bar is too short for the whole id: the capitals and number

@@ -187,6 +187,7 @@ def test_clicking_next_three_times_moves_the_highlight_in_the_svg(lab: Lab, tmp_
             heading = page.locator(".dexviz-debugger .dx-heading").inner_text()
             detail = page.locator(".dexviz-debugger .dx-detail").inner_text()
             _shot(page, tmp_path, "debugger-after-next.png")
+            narrow = _narrow_timeline(page)
         except Exception:
             _shot(page, tmp_path, "debugger-failure.png")
             raise
@@ -198,6 +199,25 @@ def test_clicking_next_three_times_moves_the_highlight_in_the_svg(lab: Lab, tmp_
     assert after == "exec:StartContractEdits-1"
     assert "event 4 /" in heading and "StepExecuteCompleted" in heading
     assert "go_to EnterContractEdit-1" in detail  # the start Step's fan-out decision
+    smallest, scrolls, overflow = narrow
+    assert smallest >= MIN_TEXT_PX - 0.01, f"smallest timeline text {smallest:.2f} px"
+    assert scrolls and overflow <= 1  # the timeline scrolls; the debugger fits its output
+
+
+def _narrow_timeline(page: object) -> tuple[float, bool, float]:
+    """In a 700 px window: the smallest timeline text (px), whether the timeline scrolls, and
+    how far the debugger sticks out of its output area (px)."""
+    page.set_viewport_size({"width": 700, "height": 1200})  # type: ignore[attr-defined]
+    box = page.locator(".dexviz-debugger .dx-timeline").first  # type: ignore[attr-defined]
+    box.wait_for(timeout=30_000)
+    page.wait_for_timeout(500)  # type: ignore[attr-defined]  # Lab lays out after a resize
+    sizes = box.evaluate(_TEXT_SIZES)
+    scrolls = box.evaluate("(b) => b.scrollWidth > b.clientWidth + 1")
+    overflow = page.locator(".jp-OutputArea-output").filter(  # type: ignore[attr-defined]
+        has=page.locator(".dexviz-debugger")).first.evaluate(  # type: ignore[attr-defined]
+        "(o) => o.querySelector('.dexviz-debugger').getBoundingClientRect().right"
+        " - o.getBoundingClientRect().right")
+    return min(sizes), bool(scrolls), float(overflow)
 
 
 # The rendered size of every SVG text of a graph: its font size in user units times the

@@ -25,6 +25,13 @@ def test_readable_width_keeps_the_smallest_text_at_nine_pixels():
     assert with_min_width("<p>no svg</p>") == "<p>no svg</p>"
 
 
+def test_readable_width_reads_matplotlib_font_sizes_from_the_style():
+    svg = ('<svg width="792pt" height="90pt" viewBox="0 0 792 90">'
+           '<text style="font-size: 8px; font-family: \'DejaVu Sans\'" x="1">a</text>'
+           "<text style=\"font: 7.5px 'DejaVu Sans'; text-anchor: end\">b</text></svg>")
+    assert readable_width(svg) == 952  # 9 px * 792 units / 7.5 units, plus one for rounding
+
+
 def test_scaled_doubles_the_natural_size_and_keeps_the_view_box():
     doubled = scaled(SVG, 2)
     assert 'width="1600pt" height="200pt" viewBox="0.00 0.00 800.00 100.00"' in doubled
