@@ -27,7 +27,6 @@ class AttemptDeadline:
     """When a running attempt times out, and why then.
 
     Attributes:
-        started_ns: When the attempt started.
         limit_ns: From the attempt's start to its timeout (0 when the window had ended).
         method_limit_ns: The method timeout alone (R106).
         total_ns: The retry policy's ``total_duration`` in nanoseconds (0 when it has none).
@@ -38,7 +37,6 @@ class AttemptDeadline:
         locks: The Attributes the method locks, by their locked key.
     """
 
-    started_ns: int
     limit_ns: int
     method_limit_ns: int
     total_ns: int
@@ -58,7 +56,6 @@ class AttemptDeadline:
         left = ex.first_started_ns + total - now_ns if total else None
         locks = options.wait_for_lock_attributes if wait_for else options.execute_lock_attributes
         return cls(
-            started_ns=now_ns,
             limit_ns=method_limit if left is None else max(0, min(method_limit, left)),
             method_limit_ns=method_limit,
             total_ns=total,
@@ -66,11 +63,6 @@ class AttemptDeadline:
             waited_ns=now_ns - ex.first_started_ns if ex.attempt == 1 else 0,
             locks=tuple(lock.physical_name for lock in locks),
         )
-
-    @property
-    def due_ns(self) -> int:
-        """When the attempt times out."""
-        return self.started_ns + self.limit_ns
 
     @property
     def window_had_ended(self) -> bool:

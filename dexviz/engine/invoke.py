@@ -142,9 +142,9 @@ class Invoker:
         ctx.is_async = (
             ex.step.wait_for_is_async if method == "wait_for" else ex.step.execute_is_async
         )
-        deadline = AttemptDeadline.of(ex, rt.now())
-        if deadline.window_had_ended:
-            self._stop_at_once(run, ex, ctx, deadline)
+        # Only an attempt that starts after its method did (a lock wait, a backoff, a restart)
+        # can find its retry window over: the usual first attempt skips the check.
+        if ex.first_started_ns != rt.now() and self._stopped_late(run, ex, ctx):
             return
         injected = rt.faults.failure_for(ex.step_type, method, ex.attempt, ex.execution_id)
         if injected is not None:
@@ -157,16 +157,9 @@ class Invoker:
         except Exception as error:  # noqa: BLE001 - an undecodable input fails the attempt
             self.fail(run, ex, ctx, error, "error")
             return
-        self._launch(run, ex, ctx, value, deadline)
+        self._launch(run, ex, ctx, value)
 
-    def _launch(
-        self,
-        run: FlowRun,
-        ex: Execution,
-        ctx: InvocationContext,
-        value: Any,
-        deadline: AttemptDeadline,
-    ) -> None:
+    def _launch(self, run: FlowRun, ex: Execution, ctx: InvocationContext, value: Any) -> None:
         """Call the handler (inline, or as a task whose timeout and heartbeat are armed)."""
         rt = self._rt
         method = ex.method
@@ -180,13 +173,11 @@ class Invoker:
         runner = rt.runner
         ex.task = (runner.run_async if is_async else runner.run_sync)(handler, (ctx, value), done)
         if ex.task is not None and ex.active and token == ex.attempt_token:
-            self._arm_timeout(run, ex, ctx, token, deadline)
+            self._arm_timeout(run, ex, ctx, token)
             self._arm_heartbeat(run, ex, ctx, token)
 
-    def _stop_at_once(
-        self, run: FlowRun, ex: Execution, ctx: InvocationContext, deadline: AttemptDeadline
-    ) -> None:
-        """Fail an attempt that starts with nothing left of its retry window (R104).
+    def _stopped_late(self, run: FlowRun, ex: Execution, ctx: InvocationContext) -> bool:
+        """Fail the attempt at once if nothing is left of its retry window (R104); True if so.
 
         Its handler is not called, whether it is sync or async and in either mode: Dex's
         ``total_duration`` is the overall timeout of the method's activity, which a worker never
@@ -194,8 +185,12 @@ class Invoker:
         timeout armed, would otherwise run and succeed where the others fail. No injected fault
         can hit a handler that does not run, so this comes before the fault plan is asked.
         """
+        deadline = AttemptDeadline.of(ex, self._rt.now())
+        if not deadline.window_had_ended:
+            return False
         error = TimeoutError(deadline.message(ctx._where, ex.attempt))
         self.fail(run, ex, ctx, error, "timeout")
+        return True
 
     def _arm_heartbeat(
         self, run: FlowRun, ex: Execution, ctx: InvocationContext, token: int
@@ -206,17 +201,12 @@ class Invoker:
             self._rt, run, ex, ctx, lambda error: self.fail(run, ex, ctx, error, "timeout")
         )
 
-    def _arm_timeout(
-        self,
-        run: FlowRun,
-        ex: Execution,
-        ctx: InvocationContext,
-        token: int,
-        deadline: AttemptDeadline,
-    ) -> None:
+    def _arm_timeout(self, run: FlowRun, ex: Execution, ctx: InvocationContext, token: int) -> None:
+        rt = self._rt
         # total_duration is one deadline over every attempt: it also ends a running one (R104).
-        ex.method_timeout = self._rt.scheduler.call_at(
-            deadline.due_ns, lambda: self._timed_out(run, ex, ctx, token, deadline)
+        deadline = AttemptDeadline.of(ex, rt.now())
+        ex.method_timeout = rt.scheduler.call_at(
+            rt.now() + deadline.limit_ns, lambda: self._timed_out(run, ex, ctx, token, deadline)
         )
 
     def _timed_out(

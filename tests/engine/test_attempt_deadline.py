@@ -17,6 +17,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dexviz import (
     Attribute,
@@ -214,7 +216,7 @@ def test_a_running_attempt_s_timeout_names_what_ended_it(options: StepOptions, e
 
 
 def test_a_retry_window_over_without_a_lock_wait_is_still_named() -> None:
-    deadline = AttemptDeadline(started_ns=0, limit_ns=0, method_limit_ns=10**9,
+    deadline = AttemptDeadline(limit_ns=0, method_limit_ns=10**9,
                                total_ns=2 * 10**9, left_ns=0, waited_ns=0, locks=())
     assert deadline.message("Flow 'F', Step S-1 wait_for", 2) == (
         "Flow 'F', Step S-1 wait_for attempt 2 started after its retry window (total_duration "
@@ -350,6 +352,34 @@ def test_r104_an_attempt_started_after_its_window_never_calls_its_handler_sync_o
     # (the two Steps differ in nothing else, not even in the description the history records).
     assert sync_history == async_history
     assert sync_result == async_result
+
+
+@settings(max_examples=40, deadline=None, derandomize=True, database=None)
+@given(
+    variant=st.sampled_from(sorted(ASKERS)),
+    total_s=st.integers(1, 4),
+    wait_ms=st.one_of(st.integers(0, 6000), st.sampled_from([1000, 2000, 3000, 4000])),
+    seed=st.integers(0, 2**16),
+)
+def test_r104_a_handler_is_called_exactly_when_its_attempt_starts_inside_its_window(
+    variant: str, total_s: int, wait_ms: int, seed: int
+) -> None:
+    """Late-1 waits ``wait_ms`` for its lock: its handler runs iff that is under its window."""
+    CALLED.clear()
+    asker = ASKERS[variant](total_s)
+    flow = LFlow("LateLock", Opener(), [Holder(), Delay(asker), asker], [N])
+    with engine_in([flow], "simulation", seed=seed) as engine:
+        engine.client().start_flow(flow, "late-1", 1 + wait_ms / 1000)
+        engine.run_until_idle()
+        late = [e for e in engine.history("late-1") if e.execution_id == "Late-1"]
+    stopped = [e for e in of_kind(late, EventKind.ATTEMPT_FAILED)
+               if e.payload["reason"] == "timeout"]
+    inside = wait_ms < total_s * 1000
+    assert bool(CALLED) is inside
+    assert len(stopped) == (0 if inside else 1)
+    if not inside:
+        assert "had ended" in stopped[0].payload["error_message"]
+        assert stopped[0].payload["final"] is True
 
 
 class Flaky(Step[float]):
