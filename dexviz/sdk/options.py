@@ -128,7 +128,10 @@ class RetryPolicy:
         backoff_coefficient: Multiplier between consecutive delays (0, or at least 1).
         maximum_interval: Largest single delay.
         maximum_attempts: Attempt limit including the first attempt; 0 means unlimited.
-        total_duration: Deadline for all attempts and delays, from the first attempt's start.
+        total_duration: Deadline for all attempts and delays, from the method's start (before
+            any wait for its Attribute locks). An attempt still running when it passes fails as
+            a timeout; one that would start after it (it waited for its locks that long, or the
+            engine was down) fails at once as a timeout, without its handler being called.
 
     Examples:
         >>> RetryPolicy(initial_interval=timedelta(seconds=1), maximum_attempts=3).backoff(2)
