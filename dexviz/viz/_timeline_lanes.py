@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -84,10 +84,16 @@ def _collapsed_label(group: str, ids: Sequence[str], group_by: str) -> str:
     return f"{group} ×{len(ids)}"
 
 
-def build_lanes(run: RunExecutions, group_by: str, collapse_above: int) -> list[Lane]:
-    """The lanes of a run: one per execution, or one per group above ``collapse_above``."""
+def build_lanes(run: RunExecutions, group_by: str, collapse_above: int,
+                only: Collection[str] | None = None) -> list[Lane]:
+    """The lanes of a run: one per execution, or one per group above ``collapse_above``.
+
+    With ``only``, just those executions get lanes (and count against ``collapse_above``).
+    """
     groups = lane_groups(run, group_by)
-    collapsed = len(run) > collapse_above
+    if only is not None:
+        groups = [(g, kept) for g, ids in groups if (kept := [i for i in ids if i in only])]
+    collapsed = sum(len(ids) for _, ids in groups) > collapse_above
     timers: dict[str, list[int]] = {}
     for event in run.events:
         if event.kind == EventKind.TIMER_FIRED and event.execution_id:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import functools
 import io
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from os import PathLike
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -23,6 +23,7 @@ from xml.sax.saxutils import escape as xml_escape
 from dexviz._optional import require
 from dexviz.analysis.exclusive import ExclusiveReport, Holding, exclusive_sections
 from dexviz.analysis.executions import RunExecutions, RunSource, as_run
+from dexviz.analysis.names import check_name
 from dexviz.history._plural import plural
 from dexviz.viz._timeline_lanes import (
     INSTANT_TOKEN,
@@ -63,6 +64,7 @@ def timeline(
     width: float = 11.0,
     title: str | None = None,
     run_id: str | None = None,
+    executions: Iterable[str] | None = None,
 ) -> Figure:
     """Draw one run's executions over time and return the matplotlib Figure.
 
@@ -74,15 +76,19 @@ def timeline(
         width: Figure width in inches (the height follows the number of lanes).
         title: The title; by default the Flow type, run and (with ``channel``) the verdict.
         run_id: The run to draw when ``source`` is a History.
+        executions: Draw only these executions' lanes (the time axis and any token lanes
+            stay the whole run's); the title says how many of the run's are shown.
 
     Raises:
         MissingExtraError: matplotlib is not installed (``pip install "dexviz[plot]"``).
-        ValueError: an unknown ``group_by``, or a ``channel`` the Flow does not declare.
+        ValueError: an unknown ``group_by``, a ``channel`` the Flow does not declare, or
+            ``executions`` empty or naming an execution the run does not have.
     """
     figure_module = require("matplotlib.figure", "plot")
     run = as_run(source, run_id)
     report = exclusive_sections(run, channel) if channel else None
-    lanes = build_lanes(run, group_by, collapse_above)
+    only = None if executions is None else _chosen(run, executions)
+    lanes = build_lanes(run, group_by, collapse_above, only)
     rows = pack_rows(report.intervals) if report else []
     height = _TOP_IN + _BOTTOM_IN + _LANE_IN * (len(lanes) + len(rows) + 0.5)
     figure: Figure = _figure_class(figure_module)(figsize=(width, height))
@@ -94,9 +100,22 @@ def timeline(
     _draw_lanes(ax, lanes, len(rows) + (1 if rows else 0), scale)
     if report is not None:
         _draw_holdings(ax, report, rows, scale)
+    if title is None:
+        title = _title(run, report, lanes, None if only is None else len(only))
     _decorate(figure, ax, run, lanes, rows, report, scale, title)
     figure.dexviz_hovers = failure_hovers(run, lanes)  # type: ignore[attr-defined]
     return figure
+
+
+def _chosen(run: RunExecutions, executions: Iterable[str]) -> frozenset[str]:
+    """The executions to draw, each checked to be one of the run's (with a "did you mean")."""
+    chosen = frozenset(executions)
+    if not chosen:
+        raise ValueError("executions= is empty: name at least one execution to draw")
+    unknown = sorted(i for i in chosen if i not in run)
+    if unknown:
+        check_name(unknown[0], run.keys(), "execution", f"run {run.run_id!r}")
+    return chosen
 
 
 def failure_hovers(run: RunExecutions, lanes: Sequence[Lane]) -> dict[str, str]:
@@ -265,10 +284,12 @@ def _bands(ax: Axes, lanes: Sequence[Lane], offset: int) -> None:
             start, shade = index, not shade
 
 
-def _title(run: RunExecutions, report: ExclusiveReport | None, lanes: Sequence[Lane]) -> str:
+def _title(run: RunExecutions, report: ExclusiveReport | None, lanes: Sequence[Lane],
+           shown: int | None) -> str:
     status = run.close.status if run.close else "RUNNING"
-    text = (f"{run.flow_type or run.flow_id} · run {run.run_id} · "
-            f"{plural(len(run), 'execution')} · {status}")
+    count = plural(len(run), "execution") if shown is None else (
+        f"{shown} of {plural(len(run), 'execution')} shown")
+    text = f"{run.flow_type or run.flow_id} · run {run.run_id} · {count} · {status}"
     if report is not None:
         overlaps = len(report.overlaps)
         verdict = "no two holders overlap" if report.ok else (
@@ -281,7 +302,7 @@ def _title(run: RunExecutions, report: ExclusiveReport | None, lanes: Sequence[L
 
 def _decorate(figure: Figure, ax: Axes, run: RunExecutions, lanes: Sequence[Lane],
               rows: Sequence[Any], report: ExclusiveReport | None, scale: _Scale,
-              title: str | None) -> None:
+              title: str) -> None:
     _y_axis(ax, lanes, rows, report.channel if report else None)
     ax.set_xlim(-0.01 * scale.end_s, scale.end_s * 1.02)
     ax.ticklabel_format(axis="x", style="plain", useOffset=False)
@@ -295,8 +316,7 @@ def _decorate(figure: Figure, ax: Axes, run: RunExecutions, lanes: Sequence[Lane
         color = CLOSE_COLORS.get(run.close.status, (_INK, ""))[0]
         ax.axvline(scale.s(run.close.time_ns), color=color, linestyle="--", linewidth=1,
                    gid="flow-close")
-    ax.set_title(title if title is not None else _title(run, report, lanes), fontsize=10,
-                 loc="left", color=_INK)
+    ax.set_title(title, fontsize=10, loc="left", color=_INK)
     handles = legend_handles(lanes, report)
     figure.legend(handles=handles, loc="lower center", ncols=min(len(handles), 6),
                   frameon=False, fontsize=_SMALL_PT)

@@ -18,6 +18,7 @@ from dexviz.widgets.graphs import GraphUnavailable
 from dexviz.widgets.model import DebuggerModel, HistorySource
 
 if TYPE_CHECKING:
+    from dexviz.widgets.focus import Focus
     from dexviz.widgets.timeline_cursor import TimelinePicture
     from dexviz.widgets.view import DebuggerView
 
@@ -52,7 +53,10 @@ class Debugger(DebuggerModel):
             executions into ``Type ×N`` nodes (a fan-out's branches become one node with
             their count); None never collapses; an int sets the group size. The
             ``collapse_at`` property (the widget's "Expand" toggle) changes it later, and the
-            "Focus" zoom shows the selected execution uncollapsed with its neighbours.
+            "Focus" zoom shows the selected execution uncollapsed with its neighbours: the
+            lineage graph draws only them, the timeline only their lanes, and the definition
+            graph dims the other Steps (``focus()``, ``graph_svg(focus=True)``,
+            ``timeline(focus=True)``).
         token_channel: A token Channel whose holdings the timeline draws in their own lanes.
         graph: The graph shown first, ``"lineage"`` or ``"definition"``.
 
@@ -116,33 +120,64 @@ class Debugger(DebuggerModel):
         self._moved(self.index)
 
     # ---------------------------------------------------------------- pictures
-    def graph_classes(self, kind: str | None = None) -> dict[str, str]:
+    def focus(self) -> Focus | None:
+        """The focus neighbourhood at the cursor: what every view shows with Focus on.
+
+        The lineage node the selected event is about (an execution, or the Flow start, an RPC
+        or the end), its parents and children and its message partners; None when the event
+        is about no node.
+        """
+        from dexviz.widgets.highlight import selected_node
+
+        node = selected_node(self.event)
+        if node is None:
+            return None
+        try:
+            return self.pictures.focus(self.event.run_id, node)
+        except KeyError:
+            return None
+
+    def graph_classes(self, kind: str | None = None, *, focus: bool = False) -> dict[str, str]:
         """The highlight classes added to SVG groups at the cursor: ``{svg id: classes}``.
 
         Needs no Graphviz: tests and tools can ask what is highlighted without rendering.
+        With ``focus``, the lineage graph's are those of the focus picture (see ``focus_svg``)
+        and the definition graph's mark the Steps, Channels and edges outside the focus
+        ``dx-unfocused`` (the Channel stubs beside publishing Steps exist only in the
+        rendered SVG, ``graph_svg``, which dims them too).
+
+        Raises:
+            GraphUnavailable: (definition with ``focus``) no Flow source is known.
         """
         marks = self.state.marks()
+        around = self.focus() if focus else None
         if _check_graph(kind or self._graph) == "lineage":
+            if around is not None:
+                return self.pictures.focus_classes(self.event.run_id, marks, around.centre)
             return self.pictures.lineage_classes(self.event.run_id, marks)
-        from dexviz.widgets.highlight import definition_classes
-
-        return definition_classes(marks, self.index_.executions)
+        return self.pictures.definition_classes(marks, around)
 
     def highlighted(self, kind: str | None = None) -> tuple[str, ...]:
         """The SVG ids of the nodes marked ``dx-selected`` at the cursor."""
         return tuple(i for i, c in self.graph_classes(kind).items()
                      if "dx-selected" in c.split())
 
-    def graph_svg(self, kind: str | None = None) -> str:
+    def graph_svg(self, kind: str | None = None, *, focus: bool = False) -> str:
         """The graph as inline SVG with the cursor's executions highlighted.
 
+        With ``focus``, the lineage graph is the focus picture (``focus_svg``) and the
+        definition graph dims the Steps, Channels and edges outside the focus.
+
         Raises:
-            GraphUnavailable: Graphviz is missing, or (definition) no Flow source is known.
+            GraphUnavailable: Graphviz is missing, (definition) no Flow source is known, or
+                (lineage with ``focus``) the event is about no lineage node.
         """
         marks = self.state.marks()
         if _check_graph(kind or self._graph) == "lineage":
+            if focus:
+                return self.focus_svg()
             return self.pictures.lineage_svg(self.event.run_id, marks)
-        return self.pictures.definition_svg(marks)
+        return self.pictures.definition_svg(marks, self.focus() if focus else None)
 
     def focus_svg(self) -> str:
         """The selected execution's neighbourhood in the lineage graph, uncollapsed, as SVG.
@@ -160,32 +195,44 @@ class Debugger(DebuggerModel):
             raise GraphUnavailable("this event is about no execution: nothing to focus on")
         return self.pictures.focus_svg(self.event.run_id, self.state.marks(), node)
 
-    def timeline(self) -> TimelinePicture:
+    def timeline(self, *, focus: bool = False) -> TimelinePicture:
         """The cursor run's timeline picture (SVG and its time axis), drawn once per shape.
+
+        With ``focus``, only the focus neighbourhood's executions have lanes (on the whole
+        run's time axis); the whole timeline when the event is about no execution.
 
         Raises:
             GraphUnavailable: matplotlib is missing.
         """
+        around = self.focus() if focus else None
+        if around is not None:
+            return self.pictures.focus_timeline(self.event.run_id, around)
         return self.pictures.timeline(self.event.run_id)
 
-    def timeline_cursor(self) -> str:
+    def timeline_cursor(self, *, focus: bool = False) -> str:
         """The CSS placing the timeline's cursor at the selected event's time.
 
         Raises:
             GraphUnavailable: matplotlib is missing.
         """
-        return self.timeline().cursor_css(self.event.time_ns)
+        return self.timeline(focus=focus).cursor_css(self.event.time_ns)
 
     # ---------------------------------------------------------------- outputs
-    def snapshot(self, path: str | PathLike[str] | None = None) -> str:
+    def snapshot(self, path: str | PathLike[str] | None = None, *, zoom: str = "fit") -> str:
         """A static HTML document: the highlighted SVG graph, the panels and the timeline.
 
         Args:
             path: Also write the document there.
+            zoom: The graph's size, as the widget's buttons: ``fit``, ``focus`` (the graph
+                and the timeline show the selected execution's neighbourhood), ``full`` or
+                ``double``.
+
+        Raises:
+            ValueError: an unknown ``zoom``.
         """
         from dexviz.widgets.snapshot import snapshot_html
 
-        html = snapshot_html(self)
+        html = snapshot_html(self, zoom=zoom)
         if path is not None:
             Path(path).write_text(html, encoding="utf-8")
         return html

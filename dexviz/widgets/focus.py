@@ -1,21 +1,35 @@
-"""Readable pictures in the Debugger: the focus neighbourhood, and the narrowest readable width.
+"""Readable pictures in the Debugger: Focus in every view, and the narrowest readable width.
 
 "Fit" shrinks a graph to its panel, which for a wide run makes its text unreadable. Two
 remedies live here: :func:`readable_width` is the narrowest CSS width at which the smallest
 text of an SVG is still :data:`MIN_TEXT_PX` pixels (the panel scrolls beyond it), and
 :func:`neighbourhood` cuts the lineage graph down to one execution, its parent and children,
 and the executions it exchanged messages with, to be drawn at natural size.
+
+:class:`Focus` is that neighbourhood as every view uses it: the lineage graph draws only it,
+the timeline only its executions' lanes, and the definition graph dims what lies outside it
+(:func:`definition_focus_classes`).
 """
 
 from __future__ import annotations
 
 import math
 import re
-from dataclasses import replace
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
 
+from dexviz.analysis.definition.model import FlowDefinitionGraph
 from dexviz.analysis.lineage import LineageGraph
 
-__all__ = ["MIN_TEXT_PX", "neighbourhood", "readable_width", "scaled", "with_min_width"]
+__all__ = [
+    "MIN_TEXT_PX",
+    "Focus",
+    "definition_focus_classes",
+    "neighbourhood",
+    "readable_width",
+    "scaled",
+    "with_min_width",
+]
 
 MIN_TEXT_PX = 9.0
 """The smallest text size, in CSS pixels, a fitted graph may show."""
@@ -83,3 +97,81 @@ def neighbourhood(graph: LineageGraph, node_id: str) -> LineageGraph:
     nodes = tuple(n for n in graph.nodes if n.node_id in keep)
     edges = tuple(e for e in graph.edges if e.source in keep and e.target in keep)
     return replace(graph, nodes=nodes, edges=edges)
+
+
+@dataclass(frozen=True)
+class Focus:
+    """The focus neighbourhood of one lineage node, as the Debugger's views show it.
+
+    Attributes:
+        centre: The lineage node focused on (an execution id, or a source or end node id).
+        executions: The neighbourhood's executions (the centre's own first), in graph order.
+        step_types: Their Step types: the definition graph's Steps kept in view.
+        channels: The Channels the centre exchanged messages over.
+    """
+
+    centre: str
+    executions: tuple[str, ...]
+    step_types: frozenset[str]
+    channels: frozenset[str]
+
+    @classmethod
+    def around(cls, graph: LineageGraph, node_id: str, step_of: Mapping[str, str]) -> Focus:
+        """The focus around ``node_id`` in an uncollapsed lineage graph.
+
+        Args:
+            graph: The run's lineage graph, drawn uncollapsed (an execution per node).
+            node_id: An execution id, or a source or end node id.
+            step_of: Execution id -> Step type.
+
+        Raises:
+            KeyError: no such execution or node in the graph.
+        """
+        part = neighbourhood(graph, node_id)
+        centre = node_id
+        members = [m for node in part.nodes for m in node.execution_ids]
+        ordered = tuple(dict.fromkeys([m for m in members if m == centre] + members))
+        channels = frozenset(e.label for e in part.edges
+                             if e.kind == "message" and centre in (e.source, e.target))
+        return cls(centre, ordered, frozenset(step_of[m] for m in ordered if m in step_of),
+                   channels)
+
+
+def _owners(model: FlowDefinitionGraph) -> dict[str, str]:
+    """Definition node id -> the Step or Channel node it belongs to (waits, decisions ...)."""
+    parent = {node.id: node.parent_id for node in model.nodes}
+    owners = {}
+    for node_id in parent:
+        owner = node_id
+        while parent.get(owner):
+            owner = str(parent[owner])
+        owners[node_id] = owner
+    return owners
+
+
+def definition_focus_classes(model: FlowDefinitionGraph, ids: Iterable[str],
+                             focus: Focus) -> dict[str, str]:
+    """``{svg id: "dx-unfocused"}`` for the definition graph's groups outside ``focus``.
+
+    Kept in view: the focus's Steps and Channels, and the edges and Channel stubs
+    (``stub:channel:<name>@step:<type>``) whose two ends are kept. Only Steps and Channels are
+    ever dimmed as nodes; an end that is neither (an Attribute, an RPC) counts as kept.
+    """
+    kept = {f"step:{s}" for s in focus.step_types} | {f"channel:{c}" for c in focus.channels}
+    owners = _owners(model)
+
+    def keeps(end: str) -> bool:
+        return end in kept or not end.startswith(("step:", "channel:"))
+
+    ends = {e.id: (owners.get(e.source, e.source), owners.get(e.target, e.target))
+            for e in model.edges}
+    out = {}
+    for svg_id in ids:
+        if svg_id.startswith("stub:"):
+            resource, _, owner = svg_id.removeprefix("stub:").partition("@")
+            inside = keeps(resource) and keeps(owner)
+        else:
+            inside = all(keeps(end) for end in ends.get(svg_id, (svg_id,)))
+        if not inside:
+            out[svg_id] = "dx-unfocused"
+    return out

@@ -19,7 +19,7 @@ from dexviz.analysis.lineage import LineageGraph, lineage_graph
 from dexviz.analysis.sources import find_recorded_source
 from dexviz.history import History
 from dexviz.widgets._index import HistoryIndex
-from dexviz.widgets.focus import neighbourhood
+from dexviz.widgets.focus import Focus, definition_focus_classes, neighbourhood
 from dexviz.widgets.highlight import (
     CursorMarks,
     LineageLayout,
@@ -99,6 +99,8 @@ class Pictures:
         self._runs: dict[tuple[str, int], RunLineage] = {}
         self._timelines: dict[tuple[str, int], TimelinePicture] = {}
         self._focus: dict[tuple[str, int, str], tuple[LineageLayout, str]] = {}
+        self._whole: dict[tuple[str, int], LineageGraph] = {}
+        self._focus_timeline: dict[tuple[str, int, str], TimelinePicture] = {}
         self._definition: Any = None
         self._definition_error: str | None = None
 
@@ -152,22 +154,50 @@ class Pictures:
             GraphUnavailable: Graphviz is missing.
             KeyError: the node is not in the run's lineage graph.
         """
-        from dexviz.viz._lineage_dot import lineage_dot
-
-        run = self.lineage(run_id).run
-        key = (run_id, self._index.count, node_id)
-        found = self._focus.get(key)
-        if found is None:
-            part = neighbourhood(lineage_graph(run, collapse_at=None), node_id)
-            found = (LineageLayout.of(part, self._index),
-                     lineage_dot(part, rankdir="LR", legend=False))
-            self._focus = {key: found}
-        layout, dot = found
+        layout, dot = self._focus_picture(run_id, node_id)
         try:
             marked = self._svgs.get(dot)
         except (ImportError, RuntimeError) as error:
             raise GraphUnavailable(_reason(error)) from None
         return marked.with_classes(lineage_classes(layout, marks))
+
+    def focus_classes(self, run_id: str, marks: CursorMarks, node_id: str) -> dict[str, str]:
+        """The extra SVG classes of the focus picture of one lineage node at the cursor.
+
+        Raises:
+            KeyError: the node is not in the run's lineage graph.
+        """
+        return lineage_classes(self._focus_picture(run_id, node_id)[0], marks)
+
+    def _focus_picture(self, run_id: str, node_id: str) -> tuple[LineageLayout, str]:
+        """The layout and DOT of one node's neighbourhood, built once per history length."""
+        from dexviz.viz._lineage_dot import lineage_dot
+
+        key = (run_id, self._index.count, node_id)
+        found = self._focus.get(key)
+        if found is None:
+            part = neighbourhood(self._uncollapsed(run_id), node_id)
+            found = (LineageLayout.of(part, self._index),
+                     lineage_dot(part, rankdir="LR", legend=False))
+            self._focus = {key: found}
+        return found
+
+    def _uncollapsed(self, run_id: str) -> LineageGraph:
+        """The run's lineage graph with every execution its own node (for Focus)."""
+        key = (run_id, self._index.count)
+        graph = self._whole.get(key)
+        if graph is None:
+            graph = lineage_graph(self.lineage(run_id).run, collapse_at=None)
+            self._whole = {key: graph}
+        return graph
+
+    def focus(self, run_id: str, node_id: str) -> Focus:
+        """The focus neighbourhood of one lineage node (what Focus shows in every view).
+
+        Raises:
+            KeyError: the node is not in the run's lineage graph.
+        """
+        return Focus.around(self._uncollapsed(run_id), node_id, self._index.executions)
 
     # ---------------------------------------------------------------- definition
     def definition_dot(self) -> str:
@@ -200,8 +230,10 @@ class Pictures:
         except Exception as error:  # noqa: BLE001 - any analysis failure is shown, not raised
             self._definition_error = f"cannot analyse the Flow's source: {_reason(error)}"
 
-    def definition_svg(self, marks: CursorMarks) -> str:
+    def definition_svg(self, marks: CursorMarks, focus: Focus | None = None) -> str:
         """The definition graph as SVG with the cursor's Steps and Channels marked.
+
+        With ``focus``, what lies outside the focus neighbourhood is dimmed (``dx-unfocused``).
 
         Raises:
             GraphUnavailable: no source, or Graphviz is missing.
@@ -211,7 +243,28 @@ class Pictures:
             marked = self._svgs.get(dot)
         except (ImportError, RuntimeError) as error:
             raise GraphUnavailable(_reason(error)) from None
-        return marked.with_classes(definition_classes(marks, self._index.executions))
+        return marked.with_classes(self.definition_classes(marks, focus, marked.ids))
+
+    def definition_classes(self, marks: CursorMarks, focus: Focus | None = None,
+                           ids: tuple[str, ...] | None = None) -> dict[str, str]:
+        """The definition graph's extra SVG classes at the cursor, dimmed outside ``focus``.
+
+        ``ids`` are the SVG's group ids (by default every node and edge of the model).
+
+        Raises:
+            GraphUnavailable: no source (only with ``focus``: it needs the model).
+        """
+        classes = definition_classes(marks, self._index.executions)
+        if focus is None:
+            return classes
+        self.definition_dot()  # loads the model, or says why it cannot
+        model = self._definition.model
+        if ids is None:
+            ids = tuple(n.id for n in model.nodes if n.kind in ("step", "channel")) + tuple(
+                e.id for e in model.edges)
+        for svg_id, dim in definition_focus_classes(model, ids, focus).items():
+            classes[svg_id] = f"{classes[svg_id]} {dim}" if svg_id in classes else dim
+        return classes
 
     # ---------------------------------------------------------------- timeline
     def timeline(self, run_id: str) -> TimelinePicture:
@@ -230,4 +283,23 @@ class Pictures:
                 raise GraphUnavailable(_reason(error)) from None
             self._timelines = {k: v for k, v in self._timelines.items() if k[0] != run_id}
             self._timelines[key] = picture
+        return picture
+
+    def focus_timeline(self, run_id: str, focus: Focus) -> TimelinePicture:
+        """The run's timeline with only the focus's executions in lanes (the whole time axis).
+
+        Raises:
+            GraphUnavailable: matplotlib is missing.
+        """
+        if not focus.executions:
+            return self.timeline(run_id)
+        key = (run_id, self._index.count, focus.centre)
+        picture = self._focus_timeline.get(key)
+        if picture is None:
+            run = self.lineage(run_id).run
+            try:
+                picture = timeline_picture(run, self.token_channel, executions=focus.executions)
+            except ImportError as error:
+                raise GraphUnavailable(_reason(error)) from None
+            self._focus_timeline = {key: picture}
         return picture

@@ -3,14 +3,16 @@
 Graphviz takes a few hundred milliseconds per layout, far over a step's budget, while the
 picture only changes *where the cursor is*. So a graph is rendered once per DOT text and split
 at the ``class`` attribute of every ``<g id="exec:…">``, ``<g id="step:…">``,
-``<g id="channel:…">`` and ``<g id="edge:…">`` group (the ids the viz renderers write); a step
-joins the pieces again with extra classes:
+``<g id="channel:…">``, ``<g id="stub:…">`` (a Step's Channel stub) and ``<g id="edge:…">``
+group (the ids the viz renderers write); a step joins the pieces again with extra classes:
 
 - ``dx-selected``: the node of the selected event (its execution, or the Flow start/end);
 - ``dx-active`` plus ``dx-phase-<phase>``: an execution active at the cursor;
 - ``dx-holder``: an execution holding reserved messages (a token's holder);
 - ``dx-future``: not created yet at the cursor (nodes, and edges touching them);
-- ``dx-done``: created and no longer active.
+- ``dx-done``: created and no longer active;
+- ``dx-unfocused``: with Focus, outside the selected execution's neighbourhood (definition
+  graph; see ``focus.definition_focus_classes``).
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ __all__ = [
     "selected_node",
 ]
 
-_GROUP = re.compile(r'<g id="((?:exec|step|channel|edge):[^"]*)" class="([^"]*)"')
+_GROUP = re.compile(r'<g id="((?:exec|step|channel|stub|edge):[^"]*)" class="([^"]*)"')
 _PROLOG = re.compile(r"\A(?:\s*<\?xml[^>]*>|\s*<!DOCTYPE[^>]*>|\s*<!--.*?-->)*\s*", re.S)
 _NEVER = 1 << 62
 

@@ -42,6 +42,12 @@ ZOOMS: tuple[str, ...] = ("fit", "focus", "full", "double")
 neighbourhood, natural size, and twice natural size; the panel scrolls to pan."""
 
 
+def _check_zoom(zoom: str) -> str:
+    if zoom not in ZOOMS:
+        raise ValueError(f"zoom must be one of {list(ZOOMS)}, got {zoom!r}")
+    return zoom
+
+
 def graph_html(debugger: Debugger, kind: str | None = None, zoom: str = "fit") -> str:
     """The graph's SVG marked at the cursor, or a hint saying why it cannot be drawn.
 
@@ -50,19 +56,20 @@ def graph_html(debugger: Debugger, kind: str | None = None, zoom: str = "fit") -
         kind: ``lineage`` or ``definition`` (default: the debugger's choice).
         zoom: ``fit`` scales the picture to the panel but keeps its smallest text at 9 px
             (the panel scrolls beyond that); ``focus`` draws the selected execution's
-            neighbourhood (lineage only); ``full`` keeps the natural size; ``double`` twice it.
+            neighbourhood at natural size (lineage) or fits the definition graph with the
+            Steps and Channels outside the neighbourhood dimmed; ``full`` keeps the natural
+            size; ``double`` twice it.
 
     Raises:
         ValueError: an unknown ``zoom``.
     """
-    if zoom not in ZOOMS:
-        raise ValueError(f"zoom must be one of {list(ZOOMS)}, got {zoom!r}")
-    box = f'<div class="dx-graph dx-zoom-{escape(zoom)}">'
+    lineage = (kind or debugger.graph) == "lineage"
+    # The definition graph stays whole under Focus, so it is fitted like "fit".
+    shown = "fit dx-focus" if _check_zoom(zoom) == "focus" and not lineage else zoom
+    box = f'<div class="dx-graph dx-zoom-{escape(shown)}">'
     try:
-        if zoom == "focus" and (kind or debugger.graph) == "lineage":
-            return f"{box}{debugger.focus_svg()}</div>"
-        svg = debugger.graph_svg(kind)
-        if zoom == "fit":
+        svg = debugger.graph_svg(kind, focus=zoom == "focus")
+        if shown.startswith("fit"):
             svg = with_min_width(svg)
         elif zoom == "double":
             svg = scaled(svg, 2)
@@ -71,11 +78,19 @@ def graph_html(debugger: Debugger, kind: str | None = None, zoom: str = "fit") -
         return f'{box}<p class="dx-hint">{escape(str(error))}</p></div>'
 
 
-def timeline_html(debugger: Debugger) -> str:
-    """The timeline with its cursor at the selected event, or a hint why it cannot be drawn."""
+def timeline_html(debugger: Debugger, zoom: str = "fit") -> str:
+    """The timeline with its cursor at the selected event, or a hint why it cannot be drawn.
+
+    With ``zoom="focus"`` only the selected execution's neighbourhood has lanes.
+
+    Raises:
+        ValueError: an unknown ``zoom``.
+    """
+    focus = _check_zoom(zoom) == "focus"
     try:
-        picture = debugger.timeline()
-        return f'<div class="dx-timeline">{picture.html(debugger.timeline_cursor())}</div>'
+        picture = debugger.timeline(focus=focus)
+        return (f'<div class="dx-timeline">'
+                f"{picture.html(debugger.timeline_cursor(focus=focus))}</div>")
     except GraphUnavailable as error:
         return f'<div class="dx-timeline"><p class="dx-hint">{escape(str(error))}</p></div>'
 
@@ -90,18 +105,24 @@ def panels_html(debugger: Debugger, *, events: bool = True) -> str:
     return "".join(parts)
 
 
-def snapshot_html(debugger: Debugger, *, document: bool = True) -> str:
+def snapshot_html(debugger: Debugger, *, document: bool = True, zoom: str = "fit") -> str:
     """The debugger at its cursor as static HTML.
 
     Args:
         debugger: The debugger to draw.
         document: A complete ``<!DOCTYPE html>`` page (True) or a fragment with its own
             ``<style>`` for a notebook output (False).
+        zoom: The graph's size (see :func:`graph_html`); ``focus`` also limits the
+            timeline to the selected execution's neighbourhood.
+
+    Raises:
+        ValueError: an unknown ``zoom``.
     """
+    graph = graph_html(debugger, zoom=zoom)
     body = (f'<div class="dexviz-debugger dx-static">{heading_html(debugger)}'
-            f'<div class="dx-main"><div class="dx-left">{graph_html(debugger)}{LEGEND}</div>'
+            f'<div class="dx-main"><div class="dx-left">{graph}{LEGEND}</div>'
             f'<div class="dx-right">{panels_html(debugger)}</div></div>'
-            f"{timeline_html(debugger)}</div>")
+            f"{timeline_html(debugger, zoom)}</div>")
     if not document:
         return f"<style>{CSS}</style>{body}"
     title = escape(f"dexviz debugger · {debugger.flow_id} · event {debugger.index + 1}")

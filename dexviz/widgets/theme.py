@@ -4,7 +4,7 @@ Every rule is scoped under ``.dexviz-debugger``, so a page with several debugger
 notebook theme, is not disturbed. An HTML widget's content may be narrower than what it holds
 (``min-width: 0``), so a picture kept at a readable width scrolls in its own panel instead of
 widening the whole debugger. Highlight classes are the ones ``highlight`` adds to SVG
-groups (``dx-selected``, ``dx-active``, ``dx-holder``, ``dx-future``).
+groups (``dx-selected``, ``dx-active``, ``dx-holder``, ``dx-future``, ``dx-unfocused``).
 """
 
 from __future__ import annotations
@@ -69,6 +69,7 @@ CSS = """
   padding: 4px; font-size: 10.5px; margin: 4px 0 0 0; }
 .dexviz-debugger .dx-message { color: #475569; min-height: 1.4em; }
 .dexviz-debugger g.node.dx-future, .dexviz-debugger g.edge.dx-future { opacity: 0.16; }
+.dexviz-debugger g.node.dx-unfocused, .dexviz-debugger g.edge.dx-unfocused { opacity: 0.2; }
 .dexviz-debugger g.node.dx-active { filter: drop-shadow(0 0 3px #65a30d); }
 .dexviz-debugger g.node.dx-holder { filter: drop-shadow(0 0 4px #2563eb)
   drop-shadow(0 0 2px #2563eb); }

@@ -10,6 +10,7 @@ text is still 9 px (``focus.readable_width``): a narrower panel scrolls sideways
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from dexviz.analysis.executions import RunExecutions
@@ -62,21 +63,22 @@ class TimelinePicture:
         return (f'<div class="dx-tl"{box}>{self.svg}<div class="dx-cursor"{style}></div></div>')
 
 
-def timeline_picture(run: RunExecutions, channel: str | None = None,
-                     width: float = 11.0) -> TimelinePicture:
+def timeline_picture(run: RunExecutions, channel: str | None = None, width: float = 11.0,
+                     executions: Iterable[str] | None = None) -> TimelinePicture:
     """Draw ``run``'s timeline once and locate its time axis in the SVG.
 
     Args:
         run: The run's execution records.
         channel: A token Channel whose holdings get their own lanes.
         width: Figure width in inches.
+        executions: Draw only these executions' lanes (Focus); by default every one.
 
     Raises:
         MissingExtraError: matplotlib is not installed.
     """
     from dexviz.viz.timeline import timeline, timeline_svg
 
-    figure = timeline(run, channel=channel, width=width)
+    figure = timeline(run, channel=channel, width=width, executions=executions)
     svg = timeline_svg(figure)
     ax = figure.axes[0]
     scale = 72.0 / figure.dpi

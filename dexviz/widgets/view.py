@@ -108,8 +108,8 @@ class DebuggerView:
             options=[("Fit", "fit"), ("Focus", "focus"), ("1:1", "full"), ("2×", "double")],
             value="fit", style={"button_width": "60px"},
             tooltips=["fit the panel (text stays readable; scroll to pan)",
-                      "the selected execution and its neighbours", "natural size",
-                      "twice the natural size"])
+                      "the selected execution and its neighbours, in the graph and the "
+                      "timeline", "natural size", "twice the natural size"])
         self.groups = w.ToggleButtons(
             options=[("Grouped", "auto"), ("Expanded", "none")],
             value="auto" if self.debugger.collapse_at is not None else "none",
@@ -183,7 +183,7 @@ class DebuggerView:
         self.events.observe(self._on_index, names="value")
         self.speed.observe(self._on_speed, names="value")
         self.graph_choice.observe(self._on_graph, names="value")
-        self.zoom.observe(lambda _: self._draw_graph(), names="value")
+        self.zoom.observe(self._on_zoom, names="value")
         self.groups.observe(self._on_groups, names="value")
         self.timeline_box.observe(lambda _: self._draw_timeline(), names="selected_index")
 
@@ -209,6 +209,11 @@ class DebuggerView:
 
     def _on_speed(self, change: dict[str, Any]) -> None:
         self.play.interval = int(change["new"])
+
+    def _on_zoom(self, _: object) -> None:
+        # Focus applies to the graph and the timeline alike.
+        self._draw_graph()
+        self._draw_timeline()
 
     def _on_groups(self, change: dict[str, Any]) -> None:
         if not self._busy:
@@ -250,8 +255,9 @@ class DebuggerView:
         if self.timeline_box.selected_index != 0:
             return
         d = self.debugger
+        focus = self.zoom.value == "focus"
         try:
-            picture = d.timeline()
+            picture = d.timeline(focus=focus)
         except GraphUnavailable as error:
             self.timeline.value = f'<p class="dx-hint">{escape(str(error))}</p>'
             self._timeline_shown = None
@@ -261,7 +267,7 @@ class DebuggerView:
             self.timeline.value = f'<div class="dx-timeline {scope}">{picture.html()}</div>'
             self._timeline_shown = picture
         self.timeline_cursor.value = (f"<style>.dexviz-debugger .{scope} .dx-cursor "
-                                      f"{{{d.timeline_cursor()}}}</style>")
+                                      f"{{{picture.cursor_css(d.event.time_ns)}}}</style>")
 
     def _sync_controls(self) -> None:
         d, last = self.debugger, len(self.debugger) - 1

@@ -101,6 +101,20 @@ def test_lanes_collapse_above_the_threshold_and_group_by_branch():
     assert "EnterContractEdit-4 +3" in labels
 
 
+def test_only_the_chosen_executions_get_lanes_on_the_whole_time_axis():
+    whole = timeline(contract_edit_history(), channel=TOKEN)
+    chosen = ["EnterContractEdit-2", "EditContract-2", "StartContractEdits-1"]
+    part = timeline(contract_edit_history(), channel=TOKEN, executions=chosen)
+    labels = [t.get_text() for t in part.axes[0].get_yticklabels()]
+    assert [label for label in labels if "holder" not in label] == [
+        "StartContractEdits-1", "EnterContractEdit-2", "EditContract-2"]  # in group order
+    assert part.axes[0].get_xlim() == whole.axes[0].get_xlim()
+    assert "3 of 25 executions shown" in part.axes[0].get_title(loc="left")
+    assert set(_boxes(part, "holding:")) == set(_boxes(whole, "holding:"))
+    few = timeline(contract_edit_history(), executions=chosen, collapse_above=2)
+    assert "EnterContractEdit ×1" in [t.get_text() for t in few.axes[0].get_yticklabels()]
+
+
 def test_svg_export_is_deterministic(tmp_path):
     first = timeline_svg(timeline(contract_edit_history(), channel=TOKEN))
     second = timeline_svg(timeline(contract_edit_history(), channel=TOKEN))
@@ -117,6 +131,10 @@ def test_bad_options_are_named(tmp_path):
         timeline(contract_edit_history(), group_by="x")
     with pytest.raises(ValueError, match="use a .svg, .png or .pdf suffix"):
         save_timeline(timeline(contract_edit_history()), tmp_path / "t.gif")
+    with pytest.raises(ValueError, match="no execution 'EditContract-99'.*did you mean"):
+        timeline(contract_edit_history(), executions=["EditContract-1", "EditContract-99"])
+    with pytest.raises(ValueError, match="executions= is empty"):
+        timeline(contract_edit_history(), executions=[])
 
 
 def test_the_figure_shows_itself_in_a_notebook_without_pyplot():

@@ -187,7 +187,8 @@ def test_clicking_next_three_times_moves_the_highlight_in_the_svg(lab: Lab, tmp_
             heading = page.locator(".dexviz-debugger .dx-heading").inner_text()
             detail = page.locator(".dexviz-debugger .dx-detail").inner_text()
             _shot(page, tmp_path, "debugger-after-next.png")
-            narrow = _narrow_timeline(page)
+            lanes = _lanes_before_and_after_focus(page)
+            narrow = _narrow_timeline(page)  # the focused timeline, kept readable too
         except Exception:
             _shot(page, tmp_path, "debugger-failure.png")
             raise
@@ -202,6 +203,25 @@ def test_clicking_next_three_times_moves_the_highlight_in_the_svg(lab: Lab, tmp_
     smallest, scrolls, overflow = narrow
     assert smallest >= MIN_TEXT_PX - 0.01, f"smallest timeline text {smallest:.2f} px"
     assert scrolls and overflow <= 1  # the timeline scrolls; the debugger fits its output
+    whole, focused = lanes
+    # At event 4 StartContractEdits-1 is selected: Focus keeps it and the Steps it started.
+    assert "StartContractEdits-1" in focused and len(focused) < len(whole), lanes
+
+
+_LANES = """(box) => Array.from(new Set(Array.from(box.querySelectorAll('svg g[id^="lane:"]'))
+    .map((g) => g.id.split(':')[1])))"""
+
+
+def _lanes_before_and_after_focus(page: object) -> tuple[list[str], list[str]]:
+    """The timeline's lanes, then again after the Focus button redrew it."""
+    box = page.locator(".dexviz-debugger .dx-timeline").first  # type: ignore[attr-defined]
+    whole = box.evaluate(_LANES)
+    page.locator(".dexviz-debugger button", has_text="Focus").first.click()  # type: ignore[attr-defined]
+    page.wait_for_function(  # type: ignore[attr-defined]
+        f"(n) => ({_LANES})(document.querySelector('.dexviz-debugger .dx-timeline')).length < n",
+        arg=len(whole), timeout=30_000)
+    return whole, page.locator(  # type: ignore[attr-defined]
+        ".dexviz-debugger .dx-timeline").first.evaluate(_LANES)
 
 
 def _narrow_timeline(page: object) -> tuple[float, bool, float]:
