@@ -3,10 +3,13 @@
 Goals (issue "Explore every interleaving"):
 
 - ContractEditFlow with 3 reviewers (one withdraws) and one failed SaveContractEdit attempt in
-  the fault budget is explored exhaustively by ``"dpor"`` and proven in <= 60 s; beside it, how
+  the fault budget is explored exhaustively by ``"dpor"`` and proven in <= 60 s (with state
+  pruning, the default; without it, for comparison, which must reach the same terminal states
+  and verdict; ``"dfs"`` with pruning must finish with them too); beside it, how
   many schedules ``"dfs"`` would need: counted exactly for 2 reviewers, and for 3 estimated
   with Knuth's estimator (the mean, over random walks down the choice tree, of the product of
-  the option counts met), and counted by running ``"dfs"`` to the end (at most ``--dfs-seconds``);
+  the option counts met), and counted by running ``"dfs"`` without pruning to the end (at most
+  ``--dfs-seconds``);
 - the broken variant's counterexample (3 reviewers) is found and shrunk in <= 10 s;
 - schedules per second on a Flow whose schedules are 30 transitions long (three branches of
   ten Steps each), for ``"random"`` walks and for ``"dfs"``.
@@ -118,24 +121,39 @@ def main() -> int:
                  f"proven={proof.proven}, {wall:.2f} s wall / {cpu:.2f} s CPU",
                  f"<= 60 s: {'met' if met else 'MISSED'}"))
 
+    unpruned = explore(ContractEditFlow(), reviewers(3), check=CHECKS, faults=BUDGET,
+                       prune=False, progress=False)
+    same = unpruned.terminal_states == proof.terminal_states and unpruned.ok == proof.ok
+    ok &= same
+    rows.append(("3 reviewers + 1 save failure, dpor, prune=False",
+                 f"{unpruned.counts()}, {unpruned.wall_time_s:.2f} s; pruned: {proof.counts()}",
+                 f"same terminal states and verdict: {same}"))
     for strategy in ("dfs", "dpor"):
-        small = explore(ContractEditFlow(), reviewers(2), check=CHECKS, faults=BUDGET,
-                        strategy=strategy, progress=False)
-        rows.append((f"2 reviewers + 1 save failure, {strategy}",
-                     f"{small.schedules} schedules (exhaustive={small.exhaustive}), "
-                     f"{small.wall_time_s:.2f} s", "count"))
+        for prune in (False, True):
+            small = explore(ContractEditFlow(), reviewers(2), check=CHECKS, faults=BUDGET,
+                            strategy=strategy, prune=prune, progress=False)
+            rows.append((f"2 reviewers + 1 save failure, {strategy}, prune={prune}",
+                         f"{small.counts()} (exhaustive={small.exhaustive}), "
+                         f"{small.wall_time_s:.2f} s", "count"))
+    pruned_dfs = explore(ContractEditFlow(), reviewers(3), check=CHECKS, faults=BUDGET,
+                         strategy="dfs", progress=False)
+    same = pruned_dfs.terminal_states == proof.terminal_states and pruned_dfs.exhaustive
+    ok &= same
+    rows.append(("3 reviewers + 1 save failure, dfs, prune=True",
+                 f"{pruned_dfs.counts()}, {pruned_dfs.wall_time_s:.2f} s",
+                 f"exhaustive, the same terminal states as dpor: {same}"))
     estimate = knuth_estimate(ContractEditFlow(), reviewers(3), args.walks)
     rows.append(("3 reviewers + 1 save failure, dfs (estimate)",
                  f"~{estimate:.3g} schedules (Knuth, {args.walks} walks)", "estimate"))
     partial = explore(ContractEditFlow(), reviewers(3), check=CHECKS, faults=BUDGET,
-                      strategy="dfs", time_budget=args.dfs_seconds, progress=False)
+                      strategy="dfs", time_budget=args.dfs_seconds, prune=False, progress=False)
     rate = partial.schedules / partial.wall_time_s
     left = "" if partial.exhaustive else f": ~{estimate / rate:.0f} s to finish at this rate"
     if partial.exhaustive:
         same = partial.terminal_states == proof.terminal_states
         ok &= same
         left = f", the same as dpor's: {same}"
-    rows.append(("3 reviewers + 1 save failure, dfs (run)",
+    rows.append(("3 reviewers + 1 save failure, dfs, prune=False (run)",
                  f"{partial.schedules} schedules in {partial.wall_time_s:.1f} s, exhaustive="
                  f"{partial.exhaustive}, {len(partial.terminal_states)} terminal states{left}",
                  "count"))

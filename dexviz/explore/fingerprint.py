@@ -11,12 +11,15 @@ differently, and so would their violations).
 
 Left out, because they are names and not behaviour: message ids (drawn from the seeded source),
 event sequence numbers, and the order of ready units and of waiters on a Channel (every order
-is explored anyway). User values are compared by type and ``repr``.
+is explored anyway). Values (inputs, Attributes, messages, Waits) are compared by ``repr``: a
+value whose repr leaves out part of it could make two states look equal, so such types should
+not be explored with pruning on.
 
 When a part cannot be described soundly the state has no fingerprint (``None``) and is never
 pruned: a coroutine handler that is suspended (its frame is not visible), an asyncio callback,
-a closure over something unknown, more than one Flow run, or a check whose monitor keeps no
-describable state (a plain callable reads the whole history).
+a closure over something unknown, a repr that names an object by its address, more than one
+Flow run, or a check whose monitor keeps no describable state (a plain callable reads the whole
+history).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from __future__ import annotations
 import hashlib
 import types
 from collections.abc import Iterable, Sequence
+from operator import attrgetter
 from typing import Any
 
 from dexviz.engine.continue_as_new import ContinueAsNew
@@ -63,14 +67,13 @@ _RUN_SKIPPED = frozenset(
 )  # fmt: skip
 
 
-def value(item: Any) -> tuple[str, str]:
-    """A user value: its type and repr (a repr with an address never equals another)."""
-    return (type(item).__qualname__, repr(item))
+_ADDRESS = " at 0x"
+"""In a default repr: the object is named, not described, so the state has no fingerprint."""
 
 
 def _cell(item: Any) -> Any:
     if isinstance(item, _SCALARS):
-        return value(item)
+        return item
     if isinstance(item, Execution):
         return ("ex", item.execution_id)
     if isinstance(item, FlowRun):
@@ -101,42 +104,46 @@ def unit(item: Any) -> Any:
 
 
 def _messages(messages: Iterable[Message], rank: dict[int, int]) -> tuple[Any, ...]:
-    return tuple((rank[m.number], m.channel, value(m.value)) for m in messages)
-
-
-def _extras(fields: dict[str, Any], skipped: frozenset[str]) -> tuple[Any, ...]:
-    return tuple(sorted((k, _plain(v)) for k, v in fields.items() if k not in skipped))
+    return tuple((rank[m.number], m.channel, m.value) for m in messages)
 
 
 def _plain(item: Any) -> Any:
-    """A field value: scalars and containers as they are, everything else by type and repr."""
-    if isinstance(item, _SCALARS):
-        return value(item)
-    if isinstance(item, (list, tuple)):
-        return tuple(_plain(i) for i in item)
+    """A field's value as its repr will show it; a dict in key order; no callables."""
     if isinstance(item, dict):
-        return tuple(sorted((repr(k), _plain(v)) for k, v in item.items()))
+        return tuple(sorted(((repr(k), v) for k, v in item.items()), key=_first))
     if callable(item) and not isinstance(item, type):
         raise Opaque(type(item).__qualname__)
-    return value(item)
+    return item
+
+
+def _first(pair: tuple[str, Any]) -> str:
+    return pair[0]
+
+
+def _fields(item: Any, names: attrgetter[Any], skipped: frozenset[str]) -> tuple[Any, ...]:
+    slots = tuple(map(_plain, names(item)))
+    extras = sorted((k, _plain(v)) for k, v in vars(item).items() if k not in skipped)
+    return (slots, tuple(extras))
+
+
+_EXECUTION_FIELDS = attrgetter(
+    *(n for n in Execution.__slots__ if n != "__dict__" and n not in _EXECUTION_SKIPPED)
+)
+_RUN_FIELDS = attrgetter(
+    *(n for n in FlowRun.__slots__ if n != "__dict__" and n not in _RUN_SKIPPED)
+)
 
 
 def _execution(ex: Execution, rank: dict[int, int]) -> tuple[Any, ...]:
     task = ex.task
     if task is not None and not (callable(getattr(task, "done", None)) and task.done()):
         raise Opaque(f"{ex.execution_id} is running a coroutine")
-    slots = tuple(
-        (name, _plain(getattr(ex, name)))
-        for name in Execution.__slots__
-        if name != "__dict__" and name not in _EXECUTION_SKIPPED
-    )
     reserved = tuple(sorted((k, _messages(ms, rank)) for k, ms in (ex._reserved or {}).items()))
     timers = tuple(_cell(t) for t in ex.started_timers)
     handles = (ex.pending_unit is not None, ex.method_timeout is not None,
                ex.heartbeat_timer is not None)  # fmt: skip
-    failure = None if ex.last_failure is None else value(ex.last_failure)
-    return (ex.step_type, slots, _extras(vars(ex), _EXECUTION_SKIPPED), reserved, timers,
-            handles, failure)  # fmt: skip
+    return (ex.step_type, _fields(ex, _EXECUTION_FIELDS, _EXECUTION_SKIPPED), reserved, timers,
+            handles, ex.last_failure)  # fmt: skip
 
 
 def _ranks(run: FlowRun) -> dict[int, int]:
@@ -152,12 +159,7 @@ def _run(run: FlowRun) -> tuple[Any, ...]:
     waiters = tuple(sorted((k, tuple(sorted(w.execution_id for w in ws)))
                            for k, ws in run.waiters.items()))  # fmt: skip
     executions = tuple(sorted((k, _execution(ex, rank)) for k, ex in run.executions.items()))
-    slots = tuple(
-        (name, _plain(getattr(run, name)))
-        for name in FlowRun.__slots__
-        if name != "__dict__" and name not in _RUN_SKIPPED
-    )
-    return (slots, _extras(vars(run), _RUN_SKIPPED), queues, waiters, executions)
+    return (_fields(run, _RUN_FIELDS, _RUN_SKIPPED), queues, waiters, executions)
 
 
 def _scheduler(sim: Scheduler) -> tuple[Any, ...]:
@@ -193,5 +195,7 @@ def fingerprint(rt: Runtime, outside: Sequence[Any]) -> str | None:
     try:
         text = repr((_runtime(rt), tuple(outside)))
     except Opaque:
+        return None
+    if _ADDRESS in text:
         return None
     return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
