@@ -43,6 +43,7 @@ from dexviz.engine.subflows import SubFlows
 from dexviz.engine.time_travel import TimeTravel
 from dexviz.engine.timeouts import FlowTimeouts
 from dexviz.engine.waits import WaitManager
+from dexviz.sdk.options import StepOptions
 
 
 class Opaque(Exception):
@@ -120,18 +121,50 @@ def _first(pair: tuple[str, Any]) -> str:
     return pair[0]
 
 
-def _fields(item: Any, names: attrgetter[Any], skipped: frozenset[str]) -> tuple[Any, ...]:
-    slots = tuple(map(_plain, names(item)))
-    extras = sorted((k, _plain(v)) for k, v in vars(item).items() if k not in skipped)
-    return (slots, tuple(extras))
+_EXECUTION_NAMES = tuple(
+    n for n in Execution.__slots__ if n != "__dict__" and n not in _EXECUTION_SKIPPED
+)
+_RUN_NAMES = tuple(n for n in FlowRun.__slots__ if n != "__dict__" and n not in _RUN_SKIPPED)
+# Slots that hold dicts (their repr follows insertion order, so they are sorted); every other
+# slot is shown by its own repr, where a function or handle shows its address.
+_DICT_SLOTS = frozenset({"method_snapshot", "_consumed_values", "_attributes"})
 
 
-_EXECUTION_FIELDS = attrgetter(
-    *(n for n in Execution.__slots__ if n != "__dict__" and n not in _EXECUTION_SKIPPED)
-)
-_RUN_FIELDS = attrgetter(
-    *(n for n in FlowRun.__slots__ if n != "__dict__" and n not in _RUN_SKIPPED)
-)
+class _Fields:
+    """Reads an object's slots in one C call, sorting the few that hold dicts."""
+
+    def __init__(self, names: tuple[str, ...], skipped: frozenset[str]) -> None:
+        self.read = attrgetter(*names)
+        self.dicts = tuple(i for i, n in enumerate(names) if n in _DICT_SLOTS)
+        self.options = names.index("options") if "options" in names else None
+        self.skipped = skipped
+
+    def __call__(self, item: Any) -> tuple[Any, ...]:
+        slots = list(self.read(item))
+        for i in self.dicts:
+            slots[i] = _plain(slots[i])
+        if self.options is not None:
+            slots[self.options] = _options(slots[self.options])
+        extras = sorted((k, _plain(v)) for k, v in vars(item).items() if k not in self.skipped)
+        return (tuple(slots), tuple(extras))
+
+
+_OPTIONS: dict[int, tuple[StepOptions, str]] = {}
+
+
+def _options(options: Any) -> Any:
+    """StepOptions are frozen and shared by a Step's executions: their repr is made once."""
+    if type(options) is not StepOptions:
+        return options
+    found = _OPTIONS.get(id(options))
+    if found is None or found[0] is not options:
+        # The options are kept, so their id is not reused while the entry lives.
+        found = _OPTIONS[id(options)] = (options, repr(options))
+    return found[1]
+
+
+_EXECUTION_FIELDS = _Fields(_EXECUTION_NAMES, _EXECUTION_SKIPPED)
+_RUN_FIELDS = _Fields(_RUN_NAMES, _RUN_SKIPPED)
 
 
 def _execution(ex: Execution, rank: dict[int, int]) -> tuple[Any, ...]:
@@ -142,7 +175,7 @@ def _execution(ex: Execution, rank: dict[int, int]) -> tuple[Any, ...]:
     timers = tuple(_cell(t) for t in ex.started_timers)
     handles = (ex.pending_unit is not None, ex.method_timeout is not None,
                ex.heartbeat_timer is not None)  # fmt: skip
-    return (ex.step_type, _fields(ex, _EXECUTION_FIELDS, _EXECUTION_SKIPPED), reserved, timers,
+    return (ex.step_type, _EXECUTION_FIELDS(ex), reserved, timers,
             handles, ex.last_failure)  # fmt: skip
 
 
@@ -159,7 +192,7 @@ def _run(run: FlowRun) -> tuple[Any, ...]:
     waiters = tuple(sorted((k, tuple(sorted(w.execution_id for w in ws)))
                            for k, ws in run.waiters.items()))  # fmt: skip
     executions = tuple(sorted((k, _execution(ex, rank)) for k, ex in run.executions.items()))
-    return (_fields(run, _RUN_FIELDS, _RUN_SKIPPED), queues, waiters, executions)
+    return (_RUN_FIELDS(run), queues, waiters, executions)
 
 
 def _scheduler(sim: Scheduler) -> tuple[Any, ...]:

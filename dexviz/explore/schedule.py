@@ -163,7 +163,7 @@ class _Run:
         self.units: dict[Option, Callable[[], None]] = {}
         # A policy that prunes revisited states asks for fingerprints (see explore.visits).
         self.revisit: Callable[[StepRecord, Callable[[Option], str | None]], bool] | None = (
-            getattr(policy, "revisit", None)
+            getattr(policy, "revisit", None) if getattr(policy, "prunes", False) else None
         )
         self.tasks: dict[asyncio.Task[Any], str] = {}
         self.digests = ExecutionDigests()

@@ -55,6 +55,7 @@ class TreePolicy:
         self.stack = stack
         self.reduce = reduce
         self.visits = visits
+        self.prunes = visits is not None
         self.stopped_at: Visit | None = None
         self.depth = 0
         self.sleep: dict[Option, Footprint] = {}
