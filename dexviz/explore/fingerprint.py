@@ -109,44 +109,38 @@ def _messages(messages: Iterable[Message], rank: dict[int, int]) -> tuple[Any, .
 
 
 def _plain(item: Any) -> Any:
-    """A field's value as its repr will show it; a dict in key order; no callables."""
-    if isinstance(item, dict):
-        return tuple(sorted(((repr(k), v) for k, v in item.items()), key=_first))
+    """A field's value, shown by its repr; a callable is never a value."""
     if callable(item) and not isinstance(item, type):
         raise Opaque(type(item).__qualname__)
     return item
-
-
-def _first(pair: tuple[str, Any]) -> str:
-    return pair[0]
 
 
 _EXECUTION_NAMES = tuple(
     n for n in Execution.__slots__ if n != "__dict__" and n not in _EXECUTION_SKIPPED
 )
 _RUN_NAMES = tuple(n for n in FlowRun.__slots__ if n != "__dict__" and n not in _RUN_SKIPPED)
-# Slots that hold dicts (their repr follows insertion order, so they are sorted); every other
-# slot is shown by its own repr, where a function or handle shows its address.
-_DICT_SLOTS = frozenset({"method_snapshot", "_consumed_values", "_attributes"})
 
 
 class _Fields:
-    """Reads an object's slots in one C call, sorting the few that hold dicts."""
+    """Reads an object's slots in one C call, and what it set beyond them.
+
+    Dicts are shown in insertion order (not sorted): the engine and handlers may walk them in
+    that order, so two orders are two states. A function or handle in a slot shows its
+    address, which makes the state opaque.
+    """
 
     def __init__(self, names: tuple[str, ...], skipped: frozenset[str]) -> None:
         self.read = attrgetter(*names)
-        self.dicts = tuple(i for i, n in enumerate(names) if n in _DICT_SLOTS)
         self.options = names.index("options") if "options" in names else None
         self.skipped = skipped
 
     def __call__(self, item: Any) -> tuple[Any, ...]:
-        slots = list(self.read(item))
-        for i in self.dicts:
-            slots[i] = _plain(slots[i])
+        slots = self.read(item)
         if self.options is not None:
-            slots[self.options] = _options(slots[self.options])
-        extras = sorted((k, _plain(v)) for k, v in vars(item).items() if k not in self.skipped)
-        return (tuple(slots), tuple(extras))
+            slots = (*slots[: self.options], _options(slots[self.options]),
+                     *slots[self.options + 1 :])  # fmt: skip
+        extras = [(k, _plain(v)) for k, v in vars(item).items() if k not in self.skipped]
+        return (slots, tuple(extras))
 
 
 _OPTIONS: dict[int, tuple[StepOptions, str]] = {}
@@ -171,7 +165,7 @@ def _execution(ex: Execution, rank: dict[int, int]) -> tuple[Any, ...]:
     task = ex.task
     if task is not None and not (callable(getattr(task, "done", None)) and task.done()):
         raise Opaque(f"{ex.execution_id} is running a coroutine")
-    reserved = tuple(sorted((k, _messages(ms, rank)) for k, ms in (ex._reserved or {}).items()))
+    reserved = tuple((k, _messages(ms, rank)) for k, ms in (ex._reserved or {}).items())
     timers = tuple(_cell(t) for t in ex.started_timers)
     handles = (ex.pending_unit is not None, ex.method_timeout is not None,
                ex.heartbeat_timer is not None)  # fmt: skip
@@ -188,10 +182,12 @@ def _ranks(run: FlowRun) -> dict[int, int]:
 
 def _run(run: FlowRun) -> tuple[Any, ...]:
     rank = _ranks(run)
-    queues = tuple(sorted((k, _messages(q, rank)) for k, q in run.queues_view.items() if q))
+    queues = tuple((k, _messages(q, rank)) for k, q in run.queues_view.items() if q)
     waiters = tuple(sorted((k, tuple(sorted(w.execution_id for w in ws)))
                            for k, ws in run.waiters.items()))  # fmt: skip
-    executions = tuple(sorted((k, _execution(ex, rank)) for k, ex in run.executions.items()))
+    # In creation order: the engine walks executions in it (closing, victims) and lock queues
+    # may depend on which goes first.
+    executions = tuple((k, _execution(ex, rank)) for k, ex in run.executions.items())
     return (_RUN_FIELDS(run), queues, waiters, executions)
 
 
