@@ -7,6 +7,7 @@ no script and nothing fetched from the network.
 
 from __future__ import annotations
 
+import hashlib
 from html import escape
 from typing import TYPE_CHECKING
 
@@ -81,7 +82,8 @@ def graph_html(debugger: Debugger, kind: str | None = None, zoom: str = "fit") -
 def timeline_html(debugger: Debugger, zoom: str = "fit") -> str:
     """The timeline with its cursor at the selected event, or a hint why it cannot be drawn.
 
-    With ``zoom="focus"`` only the selected execution's neighbourhood has lanes.
+    The selected execution's bars are outlined in amber, as its node is in the graphs. With
+    ``zoom="focus"`` only the selected execution's neighbourhood has lanes.
 
     Raises:
         ValueError: an unknown ``zoom``.
@@ -89,10 +91,17 @@ def timeline_html(debugger: Debugger, zoom: str = "fit") -> str:
     focus = _check_zoom(zoom) == "focus"
     try:
         picture = debugger.timeline(focus=focus)
-        return (f'<div class="dx-timeline">'
-                f"{picture.html(debugger.timeline_cursor(focus=focus))}</div>")
     except GraphUnavailable as error:
         return f'<div class="dx-timeline"><p class="dx-hint">{escape(str(error))}</p></div>'
+    event = debugger.event
+    # A page (a notebook's outputs) may hold several snapshots: the rule outlining the selected
+    # execution's bars is scoped to this one, by a name that depends only on what it shows.
+    scope = "dx-tl-" + hashlib.sha1(f"{debugger.flow_id}\0{event.run_id}\0{event.seq}\0{zoom}"
+                                    .encode(), usedforsecurity=False).hexdigest()[:12]
+    selected = picture.selected_css(scope, event.execution_id)
+    style = f"<style>{selected}</style>" if selected else ""
+    return (f'<div class="dx-timeline {scope}">{style}'
+            f"{picture.html(picture.cursor_css(event.time_ns))}</div>")
 
 
 def panels_html(debugger: Debugger, *, events: bool = True) -> str:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from dexviz.analysis.executions import RunExecutions
 from dexviz.widgets.focus import readable_width
+from dexviz.widgets.theme import SELECTED_COLOR
 
 __all__ = ["TimelinePicture", "timeline_picture"]
 
@@ -51,6 +52,21 @@ class TimelinePicture:
         left = min(max(x, 0.0), 1.0) * 100
         return (f"left:{left:.3f}%;top:{self.top * 100:.3f}%;"
                 f"height:{(self.bottom - self.top) * 100:.3f}%")
+
+    def selected_css(self, scope: str, execution_id: str | None) -> str:
+        """CSS outlining one execution's bars in amber, in the picture under class ``scope``.
+
+        "" when ``execution_id`` is None (the event is about no execution). The bars are the
+        SVG groups with ids ``lane:<id>:<style>`` and ``instant:<id>:<style>``; a collapsed
+        lane stands for several executions and is not outlined.
+        """
+        if not execution_id:
+            return ""
+        quoted = execution_id.replace("\\", "\\\\").replace('"', '\\"')
+        groups = ", ".join(f'.dexviz-debugger .{scope} g[id^="{kind}:{quoted}:"]'
+                           for kind in ("lane", "instant"))
+        return (f"{groups} {{ filter: drop-shadow(0 0 2px {SELECTED_COLOR}) "
+                f"drop-shadow(0 0 1px {SELECTED_COLOR}); }}")
 
     def html(self, cursor: str = "") -> str:
         """The picture inside a positioned box with a cursor element (``cursor`` is its CSS).

@@ -267,7 +267,9 @@ class DebuggerView:
             self.timeline.value = f'<div class="dx-timeline {scope}">{picture.html()}</div>'
             self._timeline_shown = picture
         self.timeline_cursor.value = (f"<style>.dexviz-debugger .{scope} .dx-cursor "
-                                      f"{{{picture.cursor_css(d.event.time_ns)}}}</style>")
+                                      f"{{{picture.cursor_css(d.event.time_ns)}}}"
+                                      f"{picture.selected_css(scope, d.event.execution_id)}"
+                                      "</style>")
 
     def _sync_controls(self) -> None:
         d, last = self.debugger, len(self.debugger) - 1

@@ -147,3 +147,30 @@ def test_the_widget_focus_button_refocuses_the_timeline():
     assert _lanes(view.timeline.value) == {"StartContractEdits-1"}
     view.zoom.value = "fit"
     assert len(_lanes(view.timeline.value)) > 1
+
+
+def test_the_selected_executions_bars_are_outlined_in_the_timeline():
+    pytest.importorskip("matplotlib")
+    debugger = _at_token_consumption()
+    consumer = debugger.event.execution_id
+    html = timeline_html(debugger)
+    scope = re.search(r'<div class="dx-timeline (dx-tl-[0-9a-f]{12})">', html)
+    assert scope is not None
+    rule = f'.dexviz-debugger .{scope.group(1)} g[id^="lane:{consumer}:"]'
+    assert f"<style>{rule}, " in html and "drop-shadow" in html
+    assert f'g[id^="instant:{consumer}:"]' in html
+    assert timeline_html(debugger) == html  # deterministic: the scope depends on the event only
+    debugger.seek(0)  # FlowStartedOrContinued: about no execution, nothing outlined
+    assert "<style>" not in timeline_html(debugger)
+
+
+def test_the_widget_outlines_the_selected_execution_as_the_cursor_moves():
+    pytest.importorskip("ipywidgets")
+    pytest.importorskip("matplotlib")
+    debugger = _at_token_consumption()
+    view = debugger.view
+    consumer = debugger.event.execution_id
+    assert f'g[id^="lane:{consumer}:"]' in view.timeline_cursor.value
+    debugger.next()
+    now = debugger.event.execution_id
+    assert now is None or f'g[id^="lane:{now}:"]' in view.timeline_cursor.value

@@ -87,6 +87,17 @@ def test_a_chain_of_executions_keeps_its_timeline_text_readable(executions: int)
         assert smallest_text_px(html, panel) >= MIN_TEXT_PX, (executions, panel)
 
 
+@pytest.mark.parametrize("zoom", ["fit", "focus", "full", "double"])
+@pytest.mark.parametrize("executions", [1, 50, 500])
+def test_every_zoom_keeps_the_timeline_text_readable(executions: int, zoom: str):
+    debugger = Debugger(reviews(executions // 3 or 1), token_channel=TOKEN)
+    for position in (0, len(debugger) // 3, -1):  # the start, a reviewer, the end
+        debugger.seek(position)
+        html = timeline_html(debugger, zoom=zoom)
+        for panel in PANEL_WIDTHS_PX:
+            assert smallest_text_px(html, panel) >= MIN_TEXT_PX, (executions, zoom, panel)
+
+
 @pytest.mark.parametrize("reviewers", [1, 16, 166])
 def test_token_holdings_and_their_captions_stay_readable(reviewers: int):
     debugger = Debugger(reviews(reviewers), token_channel=TOKEN)
