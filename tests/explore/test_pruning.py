@@ -37,8 +37,9 @@ from dexviz.examples.contract_edit import (
     ContractEditFlow,
     SaveContractEdit,
 )
+from dexviz.examples.contract_edit_broken import BrokenContractEditFlow
 from dexviz.explore import Action, ExplorationReport, checks, explore
-from tests.explore.flows import CASES, Case
+from tests.explore.flows import ACTIONS, CASES, Case, ClientFlow
 from tests.explore.test_soundness import generated
 
 TOKEN = CONTRACT_EDIT_TOKEN.name
@@ -82,6 +83,21 @@ class CounterFlow(Flow[int]):
 LOCKED = Case("locked-counter-3", CounterFlow(), 3)
 
 
+def _reviewers(count: int) -> list[ContractEdit]:
+    return [ContractEdit(f"r{i}", should_withdraw=i == count) for i in range(1, count + 1)]
+
+
+MORE = (
+    LOCKED,
+    Case("broken-contract-3", BrokenContractEditFlow(), _reviewers(3)),
+    Case("contract-2-failing-exits", ContractEditFlow(),
+         [ContractEdit("a", should_fail_edit=True), ContractEdit("b", should_fail_handoff=True)],
+         faults=FaultBudget.of(SaveContractEdit, count=1)),
+    Case("client-three-actions", ClientFlow(), "t", actions=ACTIONS[:3]),
+)
+"""Bigger cases than the shared ones: three reviewers, every exit of the section, three calls."""
+
+
 def _checks(case: Case) -> list[Any]:
     found: list[Any] = [checks.terminates(), checks.status(FlowStatus.COMPLETED)]
     if case.name.startswith(("contract", "broken")):
@@ -113,8 +129,16 @@ def _same(case: Case, strategy: str) -> tuple[ExplorationReport, ExplorationRepo
     return every, pruned
 
 
-@pytest.mark.parametrize("strategy", ["dfs", "dpor"])
-@pytest.mark.parametrize("case", [*CASES, LOCKED], ids=lambda c: c.name)
+PAIRS = [
+    pytest.param(case, strategy, id=f"{case.name}-{strategy}")
+    for case in (*CASES, *MORE)
+    for strategy in ("dfs", "dpor")
+    # Every violating schedule of three broken reviewers: tens of seconds without reduction.
+    if (case.name, strategy) != ("broken-contract-3", "dfs")
+]
+
+
+@pytest.mark.parametrize(("case", "strategy"), PAIRS)
 def test_pruning_finds_the_same_violations_and_terminal_states(case: Case, strategy: str) -> None:
     _same(case, strategy)
 
@@ -129,10 +153,6 @@ def test_states_with_a_lock_and_a_timer_behind_them_are_pruned() -> None:
 def test_the_cases_have_violations_to_compare() -> None:
     violated = [c.name for c in CASES if _violations(_explore(c, "dpor", prune=False))]
     assert {"broken-contract-2", "contract-1-extra-token", "client-publish-stop"} <= set(violated)
-
-
-def _reviewers(count: int) -> list[ContractEdit]:
-    return [ContractEdit(f"r{i}", should_withdraw=i == count) for i in range(1, count + 1)]
 
 
 def test_pruning_cuts_the_contract_edit_search_with_three_reviewers() -> None:
@@ -196,3 +216,19 @@ def test_pruning_is_sound_on_generated_flows(case: Case) -> None:
         pruned = _explore(case, strategy, prune=True)
         assert _violations(pruned) == _violations(every)
         assert pruned.terminal_states == every.terminal_states
+
+
+@pytest.mark.parametrize("strategy", ["dfs", "dpor"])
+@pytest.mark.parametrize(("name", "depth"), [("contract-2-save-fails", 28), ("tick-fails", 6)])
+def test_a_state_explored_with_a_depth_cut_is_pruned_only_as_deep(
+    strategy: str, name: str, depth: int
+) -> None:
+    # Reached at a smaller step number, a state may be explored further than its first visit.
+    case = next(c for c in CASES if c.name == name)
+    every = _explore(case, strategy, prune=False, max_depth=depth)
+    pruned = _explore(case, strategy, prune=True, max_depth=depth)
+    assert every.depth_bounded and pruned.depth_bounded and pruned.states_pruned
+    assert 0 < len(every.terminal_states) < len(_explore(case, strategy, prune=False)
+                                                  .terminal_states)
+    assert _violations(pruned) == _violations(every)
+    assert pruned.terminal_states == every.terminal_states
