@@ -222,7 +222,8 @@ def _tree(
         result = run_schedule(setup, policy)
         schedule_done(result, stack, reduce, policy)
         tally.add(result)
-        bar.update(tally.schedules, len(tally.states), len(tally.found))
+        bar.update(tally.schedules, len(tally.states), len(tally.found),
+                   None if visits is None else tally.states_pruned)
         del stack[len(result.choices):]
         more = advance(stack, pruned if reduce else lambda _: None)
         if not more:

@@ -161,10 +161,12 @@ _EXECUTION_FIELDS = _Fields(_EXECUTION_NAMES, _EXECUTION_SKIPPED)
 _RUN_FIELDS = _Fields(_RUN_NAMES, _RUN_SKIPPED)
 
 
-def _execution(ex: Execution, rank: dict[int, int]) -> tuple[Any, ...]:
+def _running(ex: Execution) -> bool:
     task = ex.task
-    if task is not None and not (callable(getattr(task, "done", None)) and task.done()):
-        raise Opaque(f"{ex.execution_id} is running a coroutine")
+    return task is not None and not (callable(getattr(task, "done", None)) and task.done())
+
+
+def _execution(ex: Execution, rank: dict[int, int]) -> tuple[Any, ...]:
     reserved = tuple((k, _messages(ms, rank)) for k, ms in (ex._reserved or {}).items())
     timers = tuple(_cell(t) for t in ex.started_timers)
     handles = (ex.pending_unit is not None, ex.method_timeout is not None,
@@ -207,13 +209,17 @@ def _runtime(rt: Runtime) -> tuple[Any, ...]:
     sim = rt.sim
     if sim is None or len(rt.runs) != 1 or rt.previous_runs or rt._stale_skips:
         raise Opaque("not one simulated Flow run")
+    (run,) = rt.runs.values()
+    # Cheap refusals first: most states of a Flow with coroutine handlers have one running.
+    if any(map(_running, run.executions.values())):
+        raise Opaque("a coroutine handler is running")
+    scheduler = _scheduler(sim)
     locks = tuple(sorted(
         (flow_id, tuple(sorted(table.held.items())),
          tuple((keys, owner, unit(resume)) for keys, owner, resume in table.waiting))
         for flow_id, table in rt._locks.items()
     ))  # fmt: skip
-    (run,) = rt.runs.values()
-    return (_run(run), _scheduler(sim), locks, _faults(rt.faults))
+    return (_run(run), scheduler, locks, _faults(rt.faults))
 
 
 def fingerprint(rt: Runtime, outside: Sequence[Any]) -> str | None:

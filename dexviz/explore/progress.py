@@ -18,6 +18,7 @@ class Progress:
         self._bar: Any = None
         self._widget: Any = None
         self.count = 0
+        self.text = ""
         if enabled:
             self._open(total)
 
@@ -38,12 +39,17 @@ class Progress:
             except ImportError:
                 pass
 
-    def update(self, schedules: int, states: int, violations: int) -> None:
-        """Show the latest counts."""
+    def update(
+        self, schedules: int, states: int, violations: int, pruned: int | None = None
+    ) -> None:
+        """Show the latest counts (``pruned``: schedules stopped at a state explored already)."""
         step = schedules - self.count
         self.count = schedules
         text = (f"{plural(schedules, 'schedule')}, {plural(states, 'state')}, "
                 f"{plural(violations, 'violation')}")  # fmt: skip
+        if pruned is not None:
+            text += f", {pruned} pruned"
+        self.text = text
         if self._bar is not None:
             self._bar.update(step)
             self._bar.set_postfix_str(plural(states, "state"))

@@ -48,9 +48,10 @@ def test_progress_is_silent_when_disabled_or_not_interactive(
 ) -> None:
     for enabled in (False, True):
         bar = Progress(10, enabled)
-        bar.update(3, 7, 0)
+        bar.update(3, 7, 1, pruned=2)
         bar.close()
         assert bar.count == 3
+        assert bar.text == "3 schedules, 7 states, 1 violation, 2 pruned"
     assert capsys.readouterr() == ("", "")
 
 
