@@ -18,8 +18,8 @@ not be explored with pruning on.
 When a part cannot be described soundly the state has no fingerprint (``None``) and is never
 pruned: a coroutine handler that is suspended (its frame is not visible), an asyncio callback,
 a closure over something unknown, a repr that names an object by its address, more than one
-Flow run, or a check whose monitor keeps no describable state (a plain callable reads the whole
-history).
+Flow run, a continue-as-new waiting to happen, or a check whose monitor keeps no describable
+state (a plain callable reads the whole history).
 """
 
 from __future__ import annotations
@@ -50,7 +50,9 @@ class Opaque(Exception):
     """Raised inside a description when a part of the state cannot be described soundly."""
 
 
-# One per engine and stateless as far as a closure over them goes: named by their type.
+# One per engine, named by their type in a closure: what they keep is either described
+# elsewhere (timers are in the scheduler's heap, SubFlows make more runs), fixed for the
+# exploration (timeout policies, start specs, caches), or refused (continue-as-new).
 _SERVICES = (
     Runtime, Invoker, WaitManager, FastPath, Decisions, SubFlows, FlowTimeouts, Starts,
     TimeTravel, ContinueAsNew, Scheduler,
@@ -209,6 +211,9 @@ def _runtime(rt: Runtime) -> tuple[Any, ...]:
     sim = rt.sim
     if sim is None or len(rt.runs) != 1 or rt.previous_runs or rt._stale_skips:
         raise Opaque("not one simulated Flow run")
+    if rt.continue_as_new.watching:
+        # A pending request, or a threshold counted in events (which are names here).
+        raise Opaque("continue-as-new pending")
     (run,) = rt.runs.values()
     # Cheap refusals first: most states of a Flow with coroutine handlers have one running.
     if any(map(_running, run.executions.values())):
