@@ -17,9 +17,10 @@ SELECTED_COLOR = "#f59e0b"
 CSS = """
 .dexviz-debugger { font-family: system-ui, -apple-system, "Segoe UI", Helvetica, Arial,
   sans-serif; font-size: 12px; color: #1e293b; line-height: 1.35; }
-.dexviz-debugger .dx-main { display: flex; gap: 12px; align-items: flex-start; }
-.dexviz-debugger .dx-left { flex: 3 1 0; min-width: 0; }
-.dexviz-debugger .dx-right { flex: 2 1 0; min-width: 340px; max-width: 560px; }
+.dexviz-debugger .dx-main { display: flex; gap: 12px; align-items: flex-start;
+  flex-wrap: wrap; }
+.dexviz-debugger .dx-left { flex: 3 1 0; min-width: min(300px, 100%); }
+.dexviz-debugger .dx-right { flex: 2 1 0; min-width: min(340px, 100%); max-width: 560px; }
 .dexviz-debugger .dx-graph { border: 1px solid #e2e8f0; border-radius: 6px; background: #fff;
   overflow: auto; max-height: 760px; padding: 4px; }
 .dexviz-debugger .dx-graph svg, .dexviz-debugger .dx-timeline svg { max-width: 100%;

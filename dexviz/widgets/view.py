@@ -149,15 +149,17 @@ class DebuggerView:
             rows.append(row(self.step, self.fail_step, self.fail, self.cancel_execution,
                             self.cancel))
         rows.append(self.message)
+        # Below ~650 px the panels wrap under the graph instead of covering its controls.
         left = w.VBox([self._row(self.graph_choice, self.zoom, self.groups), self.graph,
                        self.legend],
-                      layout=w.Layout(flex="3 1 0", min_width="0"))
+                      layout=w.Layout(flex="3 1 0", min_width="min(300px, 100%)"))
         events_title = w.HTML('<div class="dx-title">Events</div>')
         right = w.VBox([self.detail, self.channels, self.attributes, self.active,
                         events_title, self.events],
-                       layout=w.Layout(flex="2 1 0", min_width="340px", max_width="580px",
-                                       margin="0 0 0 12px"))
-        rows += [w.HBox([left, right], layout=w.Layout(align_items="flex-start")),
+                       layout=w.Layout(flex="2 1 0", min_width="min(340px, 100%)",
+                                       max_width="580px", margin="0 0 0 12px"))
+        rows += [w.HBox([left, right], layout=w.Layout(align_items="flex-start",
+                                                        flex_flow="row wrap")),
                  self.timeline_box]
         root = w.VBox(rows, layout=w.Layout(width="100%"))
         root.add_class("dexviz-debugger")

@@ -187,8 +187,11 @@ def test_clicking_next_three_times_moves_the_highlight_in_the_svg(lab: Lab, tmp_
             heading = page.locator(".dexviz-debugger .dx-heading").inner_text()
             detail = page.locator(".dexviz-debugger .dx-detail").inner_text()
             _shot(page, tmp_path, "debugger-after-next.png")
+            narrow = _narrow_timeline(page)
+            # In the narrow window the panels wrap under the graph: its buttons stay clickable.
             lanes = _lanes_before_and_after_focus(page)
-            narrow = _narrow_timeline(page)  # the focused timeline, kept readable too
+            focused_smallest = min(page.locator(".dexviz-debugger .dx-timeline").first.evaluate(
+                _TEXT_SIZES))
         except Exception:
             _shot(page, tmp_path, "debugger-failure.png")
             raise
@@ -204,6 +207,7 @@ def test_clicking_next_three_times_moves_the_highlight_in_the_svg(lab: Lab, tmp_
     assert smallest >= MIN_TEXT_PX - 0.01, f"smallest timeline text {smallest:.2f} px"
     assert scrolls and overflow <= 1  # the timeline scrolls; the debugger fits its output
     whole, focused = lanes
+    assert focused_smallest >= MIN_TEXT_PX - 0.01, focused_smallest
     # At event 4 StartContractEdits-1 is selected: Focus keeps it and the Steps it started.
     assert "StartContractEdits-1" in focused and len(focused) < len(whole), lanes
 
