@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from types import MappingProxyType
 from typing import Any, TypeVar
 from urllib.parse import unquote
 
@@ -29,21 +30,51 @@ def record_heartbeat(ex: Execution, value: Any, now_ns: int) -> None:
     ex.last_heartbeat = None if value is ABSENT else value
 
 
+_NOTHING: Mapping[str, Any] = MappingProxyType({})
+"""What an attempt that staged no write, local or event reads (shared, read-only)."""
+
+
 class Staged:
     """Everything one attempt stages; committed together only if the attempt succeeds (R21).
 
-    A plain ``__slots__`` class: one is made per attempt, and literal containers cost less
-    than a dataclass's default factories.
+    A plain ``__slots__`` class made by an attempt's first staged effect. Most of those stage
+    one publication and nothing else, so writes, deletions, locals and events start as shared
+    read-only empties and get containers of their own at their first entry (the methods
+    below); readers only read them.
     """
 
     __slots__ = ("writes", "publishes", "deletes", "locals", "events")
 
     def __init__(self) -> None:
-        self.writes: dict[str, tuple[Any, Any]] = {}
         self.publishes: list[tuple[str, Any]] = []
-        self.deletes: list[tuple[str, str]] = []
-        self.locals: dict[str, Any] = {}
-        self.events: dict[str, Any] = {}
+        self.writes: Mapping[str, tuple[Any, Any]] = _NOTHING
+        self.deletes: Sequence[tuple[str, str]] = ()
+        self.locals: Mapping[str, Any] = _NOTHING
+        self.events: Mapping[str, Any] = _NOTHING
+
+    def write(self, key: str, entry: tuple[Any, Any]) -> None:
+        """Stage an Attribute write (``entry`` is its definition and value, or DELETED)."""
+        writes = self.writes if type(self.writes) is dict else {}
+        writes[key] = entry
+        self.writes = writes
+
+    def delete(self, key: str, message_id: str) -> None:
+        """Stage the deletion of message ``message_id`` from queue ``key``."""
+        deletes = self.deletes if type(self.deletes) is list else []
+        deletes.append((key, message_id))
+        self.deletes = deletes
+
+    def set_local(self, key: str, value: Any) -> None:
+        """Stage a step-execution local."""
+        staged = self.locals if type(self.locals) is dict else {}
+        staged[key] = value
+        self.locals = staged
+
+    def add_event(self, name: str, value: Any) -> None:
+        """Stage a named event."""
+        events = self.events if type(self.events) is dict else {}
+        events[name] = value
+        self.events = events
 
 
 class InvocationContext(AsyncContext):
@@ -182,7 +213,7 @@ class InvocationContext(AsyncContext):
         """Stage a local for this execution's Execute (WaitFor only, R28)."""
         if self._method != "wait_for":
             raise RuntimeError(f"{self._where}: step-execution locals can only be set in wait_for")
-        self.staged.locals[key] = value
+        self.staged.set_local(key, value)
 
     def get_step_execution_local(self, key: str, value_type: type[T]) -> T | None:
         """Read a local set by this execution's WaitFor (or staged by this WaitFor)."""
@@ -197,7 +228,7 @@ class InvocationContext(AsyncContext):
         """Attach a named event to the result; a name may be used once (R29)."""
         if name in self.staged.events:
             raise ValueError(f"{self._where}: event {name!r} was already recorded in this call")
-        self.staged.events[name] = value
+        self.staged.add_event(name, value)
 
     def has_last_heartbeat_value(self) -> bool:
         """Whether a previous attempt left a heartbeat checkpoint."""
@@ -249,7 +280,7 @@ class InvocationContext(AsyncContext):
             value = self._codecs.roundtrip(
                 definition.value_type, value, operation=f"{self._where}: write Attribute {key!r}"
             )
-        self.staged.writes[key] = (definition, DELETED if value is None else value)
+        self.staged.write(key, (definition, DELETED if value is None else value))
 
     def _attribute_map_keys(self, definition: Any) -> tuple[str, ...]:
         self._declared_attribute(definition)
@@ -367,7 +398,7 @@ class InvocationContext(AsyncContext):
         self, definition: Any, instance: str | None, message_id: str
     ) -> None:
         self._declared_channel(definition)
-        self.staged.deletes.append((definition.physical_name(instance), message_id))
+        self.staged.delete(definition.physical_name(instance), message_id)
 
     # -- streams --------------------------------------------------------------------------
     def _write_stream(self, definition: Any, value: Any) -> StepOutput | None:
