@@ -269,6 +269,11 @@ def test_definition_tab_from_notebooks_and_readable_text(lab: Lab, tmp_path: Pat
             first.locator(".dx-graph svg g.node[id='step:EnterContractEdit']").wait_for(
                 timeout=60_000)
             definition_sizes = first.locator(".dx-graph").evaluate(_TEXT_SIZES)
+            # Focus on the Flow start: only the start Step stays undimmed in the definition.
+            first.locator("button", has_text="Focus").click()
+            first.locator(".dx-graph svg g.node.dx-unfocused").first.wait_for(timeout=60_000)
+            undimmed = first.locator(".dx-graph svg g.node[id^='step:']:not(.dx-unfocused)"
+                                     ).evaluate_all("(gs) => gs.map((g) => g.id)")
             lineage_sizes = big.locator(".dx-graph").evaluate(_TEXT_SIZES)
             output = page.locator(".jp-OutputArea-output").filter(
                 has=page.locator("img, svg")).last
@@ -283,6 +288,7 @@ def test_definition_tab_from_notebooks_and_readable_text(lab: Lab, tmp_path: Pat
         finally:
             browser.close()
     assert "working folder: notebooks" in cwd
+    assert undimmed == ["step:StartContractEdits"], undimmed
     assert definition_sizes and min(definition_sizes) >= MIN_TEXT_PX, min(definition_sizes)
     assert len(lineage_sizes) > 20  # grouped by default: a node per Step type and fan-out
     assert min(lineage_sizes) >= MIN_TEXT_PX, f"smallest lineage text {min(lineage_sizes):.1f} px"

@@ -73,3 +73,11 @@ def test_the_snapshot_timeline_text_is_at_least_nine_pixels(name, debugger, tmp_
         assert smallest >= MIN_TEXT_PX - 0.01, f"{name} at {width} px: {smallest:.2f} px"
     assert measured[WINDOWS_PX[0]][1], "a narrow window scrolls the timeline instead"
     assert not measured[WINDOWS_PX[1]][1], "a wide window shows it whole"
+
+
+@pytest.mark.requires_dot
+def test_the_replay_page_timeline_text_is_at_least_nine_pixels(tmp_path):
+    page_file = Debugger(reviews(16), token_channel=TOKEN).to_html(tmp_path / "replay.html")
+    for width, (smallest, _) in _measure(page_file).items():
+        # The replay page puts the timeline in the graph's column: narrower, so it scrolls.
+        assert smallest >= MIN_TEXT_PX - 0.01, f"replay at {width} px: {smallest:.2f} px"
