@@ -30,6 +30,7 @@ def record_heartbeat(ex: Execution, value: Any, now_ns: int) -> None:
     ex.last_heartbeat = None if value is ABSENT else value
 
 
+_new = object.__new__
 _NOTHING: Mapping[str, Any] = MappingProxyType({})
 """What an attempt that staged no write, local or event reads (shared, read-only)."""
 
@@ -118,6 +119,33 @@ class InvocationContext(AsyncContext):
         self.is_async = False
         self._staged: Staged | None = None
         self.canceled = False
+
+    @classmethod
+    def first_attempt(
+        cls, run: FlowRun, execution: Execution, method: str, snapshot: dict[str, Any],
+        runtime: Any,
+    ) -> InvocationContext:
+        """The context of attempt 1 of a Step method: ``__init__``'s result, without its call.
+
+        The fast path makes one per Step transition, and setting the slots here costs less
+        than a call through ``__init__``'s keywords; it sets every slot ``__init__`` does.
+        """
+        ctx = _new(cls)
+        ctx._run = run
+        ctx._execution = execution
+        ctx._method = method
+        ctx._attempt = 1
+        ctx._snapshot = snapshot
+        ctx._codecs = runtime.codecs
+        ctx._where_text = None
+        ctx._rpc_name = None
+        ctx._runtime = runtime
+        ctx._subflows = runtime.subflows
+        ctx.rpc_options = None
+        ctx.is_async = False
+        ctx._staged = None
+        ctx.canceled = False
+        return ctx
 
     def __repr__(self) -> str:
         return f"<Context {self._where} attempt {self._attempt}>"

@@ -127,9 +127,7 @@ class FastPath:
         # Every retry reads the first attempt's snapshot (R22).
         snapshot = dict(run._attributes) if run._attributes else _NO_ATTRIBUTES
         ex.method_snapshot = snapshot
-        ctx = InvocationContext(
-            run, ex, method, 1, snapshot, rt.codecs, runtime=rt, subflows=rt.subflows
-        )
+        ctx = InvocationContext.first_attempt(run, ex, method, snapshot, rt)
         try:
             result: Any = (settings.execute if method == "execute" else settings.wait_for)(
                 ctx, ex.input
