@@ -273,12 +273,13 @@ class FastPath:
         """effects.emit_published, inlined: one MessagePublished per message, in order."""
         now = self._rt.scheduler.now_ns
         source = ex.execution_id
-        head = (run.flow_id, run.run_id, source, ex.step.step_type, ex.method or None,
-                ex.attempt or None)  # fmt: skip
+        flow_id, run_id, step_type = run.flow_id, run.run_id, ex.step.step_type
+        method, attempt = ex.method or None, ex.attempt or None
         for message in messages:
             run.seq += 1
-            events.append(_new_event(Event, (run.seq, now, _PUBLISHED, *head,
-                                             published_event_payload(message, source))))
+            payload = published_event_payload(message, source)
+            events.append(_new_event(Event, (run.seq, now, _PUBLISHED, flow_id, run_id, source,
+                                             step_type, method, attempt, payload)))  # fmt: skip
 
     def _spawn(
         self, run: FlowRun, source: str, moves: list[Any], events: list[Event]

@@ -93,24 +93,22 @@ class Recorder:
 
         Without a call per event: a commit may publish or consume many messages.
         """
-        head: tuple[Any, ...]
+        execution_id: str | None = None
+        step_type: str | None = None
         if execution is not None:
-            head = (
-                run.flow_id,
-                run.run_id,
-                execution.execution_id,
-                execution.step.step_type,
-                (execution.method if method is None else method) or None,
-                (execution.attempt if attempt is None else attempt) or None,
-            )
-        else:
-            head = (run.flow_id, run.run_id, None, None, method, attempt)
+            execution_id = execution.execution_id
+            step_type = execution.step.step_type
+            method = (execution.method if method is None else method) or None
+            attempt = (execution.attempt if attempt is None else attempt) or None
+        flow_id, run_id = run.flow_id, run.run_id
         now = self._clock.now_ns
         events = self.buffer(run)
         seq = run.seq
         for payload in payloads:
             seq += 1
-            events.append(_new_event(Event, (seq, now, kind, *head, payload)))
+            # Every field named (no *-unpacking of a shared head: that builds a list per event).
+            events.append(_new_event(Event, (seq, now, kind, flow_id, run_id, execution_id,
+                                             step_type, method, attempt, payload)))  # fmt: skip
         run.seq = seq
 
     def buffer(self, run: FlowRun) -> list[Event]:

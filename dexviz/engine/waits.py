@@ -202,15 +202,18 @@ class WaitManager:
         now = rt.scheduler.now_ns
         timers = ex._timers
         fired = [t.index for t in timers if t.done] if timers else []
-        head = (run.flow_id, run.run_id, ex.execution_id, ex.step.step_type, None, None)
+        flow_id, run_id, execution_id = run.flow_id, run.run_id, ex.execution_id
+        step_type = ex.step.step_type
         satisfied = {"conditions": [0], "timers_fired": fired, "messages": [taken]}
         consumed = {"channel": message.channel, "message_id": message.message_id,
-                    "consumer": ex.execution_id}  # fmt: skip
+                    "consumer": execution_id}  # fmt: skip
         seq = run.seq
         run.seq = seq + 2
         rt.recorder.buffer(run).extend(
-            (_new_event(Event, (seq + 1, now, _WAIT_SATISFIED, *head, satisfied)),
-             _new_event(Event, (seq + 2, now, _MESSAGE_CONSUMED, *head, consumed)))
+            (_new_event(Event, (seq + 1, now, _WAIT_SATISFIED, flow_id, run_id, execution_id,
+                                step_type, None, None, satisfied)),
+             _new_event(Event, (seq + 2, now, _MESSAGE_CONSUMED, flow_id, run_id, execution_id,
+                                step_type, None, None, consumed)))
         )  # fmt: skip
         # Invoker.start_method_soon, inlined: the usual next step of a satisfied Wait.
         ex._phase = Phase.EXECUTE  # from WAITING: active either way
