@@ -46,7 +46,8 @@ class DebuggerView:
         breakpoint, run_to, continue_: Run to a breakpoint (Step type or event kind).
         step, fail_step, fail, cancel_execution, cancel: Live controls (live mode only).
         graph_choice, zoom, groups, graph, legend: The graph, which one is shown, at what
-            size (fit, focus, 1:1, 2×), and whether a fan-out's groups are expanded.
+            size (fit, focus, 1:1, 2×; focus also narrows the timeline), and whether a
+            fan-out's groups are expanded.
         heading, message, detail, channels, attributes, active, events: Panels.
         timeline, timeline_cursor, timeline_box: The timeline (sent once per shape) and the
             CSS rule placing its cursor (rewritten per step), in an Accordion.
