@@ -8,7 +8,6 @@ tests/conftest.py) where Chromium or playwright is missing.
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,22 +15,12 @@ from typing import Any
 import pytest
 
 from dexviz.report import write_report
+from tests.chromium import CHROMIUM_ARGS, chromium_path
 from tests.widgets.helpers import TOKEN, history
 
 pytestmark = [pytest.mark.browser, pytest.mark.requires_dot, pytest.mark.slow]
 
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync"]
 SELECTED = "#dx-report [data-graph-key=l0] g.node.dx-selected"
-
-
-def _chromium() -> str:
-    for name in ("chromium", "chromium-browser", "google-chrome"):
-        found = shutil.which(name)
-        if found:
-            return found
-    pytest.skip("no Chromium on PATH (apt-get install chromium)")
 
 
 class Page:
@@ -63,7 +52,7 @@ def browser_page(report_file: Path) -> Iterator[Page]:
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=_chromium(), args=CHROMIUM_ARGS)
+        browser = playwright.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
         context = browser.new_context(viewport={"width": 1500, "height": 1000})
         page = context.new_page()
         opened = Page(page)
@@ -164,7 +153,7 @@ def test_without_javascript_the_page_is_the_static_last_event(report_file: Path)
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=_chromium(), args=CHROMIUM_ARGS)
+        browser = playwright.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
         try:
             page = browser.new_context(java_script_enabled=False).new_page()
             page.goto(report_file.as_uri())
@@ -184,7 +173,7 @@ def test_a_time_traveled_flow_shows_the_graph_and_timeline_of_the_events_run(tmp
 
     path = write_report(_time_traveled(), tmp_path / "forked.html", token_channel=TOKEN)
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=_chromium(), args=CHROMIUM_ARGS)
+        browser = playwright.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
         try:
             page = browser.new_page()
             errors: list[str] = []

@@ -24,14 +24,15 @@ from pathlib import Path
 
 import pytest
 
+from tests.chromium import CHROMIUM_ARGS as CHROMIUM_FLAGS
+from tests.chromium import chromium_path
+
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.notebook]
 
 NOTEBOOK = Path(__file__).with_name("debugger_browser.ipynb")
 DEFINITION_NOTEBOOK = Path(__file__).with_name("debugger_definition.ipynb")
 MIN_TEXT_PX = 9.0
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--disable-quic"]
+CHROMIUM_ARGS = [*CHROMIUM_FLAGS, "--disable-quic"]
 START_TIMEOUT_S = 90
 RUN_TIMEOUT_MS = 180_000
 SELECTED = ".dexviz-debugger g.node.dx-selected"
@@ -130,14 +131,6 @@ def importlib_missing(name: str) -> bool:
     return importlib.util.find_spec(name) is None
 
 
-def _chromium() -> str:
-    for name in ("chromium", "chromium-browser", "google-chrome"):
-        found = shutil.which(name)
-        if found:
-            return found
-    pytest.skip("no Chromium on PATH (apt-get install chromium)")
-
-
 def _shot(page: object, tmp_path: Path, name: str) -> None:
     folder = Path(os.environ.get("DEXVIZ_SCREENSHOTS", tmp_path))
     folder.mkdir(parents=True, exist_ok=True)
@@ -162,7 +155,7 @@ def test_clicking_next_three_times_moves_the_highlight_in_the_svg(lab: Lab, tmp_
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=_chromium(), args=CHROMIUM_ARGS)
+        browser = playwright.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
         page = browser.new_page(viewport={"width": 1600, "height": 1200})
         try:
             _open_and_run(page, lab)
@@ -256,7 +249,7 @@ def test_definition_tab_from_notebooks_and_readable_text(lab: Lab, tmp_path: Pat
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=_chromium(), args=CHROMIUM_ARGS)
+        browser = playwright.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
         page = browser.new_page(viewport={"width": 1600, "height": 1200})
         try:
             _open_and_run(page, lab, f"notebooks/{DEFINITION_NOTEBOOK.name}")

@@ -8,21 +8,18 @@ tests/conftest.py) where Chromium or playwright is missing.
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
 
 from dexviz.widgets import Debugger
 from dexviz.widgets.focus import MIN_TEXT_PX
+from tests.chromium import CHROMIUM_ARGS, chromium_path
 from tests.widgets.helpers import TOKEN
 from tests.widgets.test_timeline_text import chain, reviews
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync"]
 WINDOWS_PX = (420, 1600)
 _TEXT_SIZES = """(box) => Array.from(box.querySelectorAll('svg text'))
     .filter((t) => t.textContent.trim() && t.getBBox().width > 0)
@@ -31,21 +28,13 @@ _TEXT_SIZES = """(box) => Array.from(box.querySelectorAll('svg text'))
 _SCROLLS = "(box) => box.scrollWidth > box.clientWidth + 1"
 
 
-def _chromium() -> str:
-    for name in ("chromium", "chromium-browser", "google-chrome"):
-        found = shutil.which(name)
-        if found:
-            return found
-    pytest.skip("no Chromium on PATH (apt-get install chromium)")
-
-
 def _measure(page_file: Path) -> dict[int, tuple[float, bool]]:
     """``{window width: (smallest timeline text px, whether the timeline scrolls)}``."""
     from playwright.sync_api import sync_playwright
 
     found: dict[int, tuple[float, bool]] = {}
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=_chromium(), args=CHROMIUM_ARGS)
+        browser = playwright.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
         try:
             for width in WINDOWS_PX:
                 page = browser.new_page(viewport={"width": width, "height": 900})
