@@ -77,7 +77,11 @@ class ChoiceRecord:
 
 @dataclass(frozen=True)
 class StepRecord:
-    """One step of a schedule."""
+    """One step of a schedule.
+
+    ``choice`` is the index of the ready choice that picked it (-1 when it was the only
+    option): never one of the waiter or fault choices made while it ran.
+    """
 
     index: int
     name: Option
@@ -235,6 +239,9 @@ class _Run:
         if not options:
             return False
         choice = self._record("ready", tuple(options)) if len(options) > 1 else 0
+        # The ready choice's own index: waiter and fault choices made while the step runs
+        # come after it, and the races of this step must backtrack here, not there.
+        node = len(self.result.choices) - 1 if len(options) > 1 else -1
         if choice is None:
             self.result.outcome = "blocked"
             return False
@@ -253,7 +260,7 @@ class _Run:
             self.digests.touch(run, {e.execution_id for e in events if e.execution_id})
         violated = self._check(events, step)
         record = StepRecord(
-            step, options[choice], len(self.result.choices) - 1 if len(options) > 1 else -1,
+            step, options[choice], node,
             first_seen, now, footprint, self._state(), label, events,
             None if violated or self.revisit is None else self._fingerprint(),
         )

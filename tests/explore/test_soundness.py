@@ -13,8 +13,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dexviz.engine.choice import FaultBudget
-from dexviz.examples.contract_edit import ContractEdit, ContractEditFlow, SaveContractEdit
-from dexviz.explore import explore
+from dexviz.examples.contract_edit import (
+    CONTRACT_EDIT_TOKEN,
+    ContractEdit,
+    ContractEditFlow,
+    SaveContractEdit,
+)
+from dexviz.examples.contract_edit_broken import BrokenContractEditFlow
+from dexviz.explore import Action, explore
 from tests.explore.flows import (
     ACTIONS,
     CASES,
@@ -22,16 +28,17 @@ from tests.explore.flows import (
     ClientFlow,
     FanFlow,
     RaceFlow,
+    Tick,
     TimerRaceFlow,
 )
 
 SOUNDNESS_CASES = [c for c in CASES if c.name != "broken-contract-2"]
 
 
-def _explore(case: Case, strategy: str):  # type: ignore[no-untyped-def]
+def _explore(case: Case, strategy: str, prune: bool = True):  # type: ignore[no-untyped-def]
     return explore(
         case.flow, case.input, check=[], actions=case.actions, faults=case.faults,
-        strategy=strategy, progress=False,
+        strategy=strategy, progress=False, prune=prune,
     )
 
 
@@ -85,21 +92,49 @@ def test_dpor_matches_dfs_on_generated_flows(case: Case) -> None:
     assert reduced.terminal_states == every.terminal_states
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known gap: dpor misses 2 of the 20 terminal states that dfs reaches (with or "
-    "without state pruning; dfs without pruning, 8,458 schedules, agrees with dfs with it) "
-    "when a client publishes an extra token and a SaveContractEdit failure is budgeted",
-)
-def test_dpor_reaches_the_terminal_states_of_dfs_with_an_action_and_a_fault() -> None:
-    from dexviz.examples.contract_edit import CONTRACT_EDIT_TOKEN
-    from dexviz.examples.contract_edit_broken import BrokenContractEditFlow
-    from dexviz.explore import Action
-
+@pytest.mark.parametrize("prune", [True, False], ids=["prune", "no-prune"])
+def test_dpor_reaches_the_terminal_states_of_dfs_with_an_action_and_a_fault(prune: bool) -> None:
+    # A step that makes a fault choice while it runs must still backtrack at its ready
+    # choice: here the client's token has to move before EditContract-1's publish and the
+    # SaveContractEdit attempt that may fail (2 of the 20 terminal states were missed).
     case = Case(
         "broken-handoff-extra-token-save-fails", BrokenContractEditFlow(),
         [ContractEdit("a", should_fail_handoff=True), ContractEdit("a")],
         actions=(Action.publish(CONTRACT_EDIT_TOKEN, "x"),),
         faults=FaultBudget.of(SaveContractEdit, count=1),
     )
-    assert _explore(case, "dpor").terminal_states == _explore(case, "dfs").terminal_states
+    # dfs with pruning (649 schedules) reaches the same 20 states as without (8,458).
+    every, reduced = _explore(case, "dfs"), _explore(case, "dpor", prune)
+    assert every.exhaustive and reduced.exhaustive
+    assert len(every.terminal_states) == 20
+    assert reduced.terminal_states == every.terminal_states
+    assert reduced.schedules < every.schedules
+
+
+CONTRACT_ACTIONS = (Action.publish(CONTRACT_EDIT_TOKEN, "x"), Action.stop_flow())
+clients_and_faults = st.one_of(
+    st.builds(
+        Case, st.just("contract-client-fault"),
+        st.sampled_from([ContractEditFlow(), BrokenContractEditFlow()]),
+        st.lists(reviewer, min_size=1, max_size=2),
+        actions=st.lists(
+            st.sampled_from(CONTRACT_ACTIONS), min_size=1, max_size=2, unique=True
+        ).map(tuple),
+        faults=st.just(FaultBudget.of(SaveContractEdit, count=1)),
+    ),
+    st.builds(
+        Case, st.just("client-fault"), st.just(ClientFlow()), st.just("t"),
+        actions=st.lists(st.sampled_from(ACTIONS), min_size=1, max_size=2, unique=True).map(tuple),
+        faults=st.just(FaultBudget.of(Tick, count=1)),
+    ),
+)
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(clients_and_faults)
+def test_dpor_matches_dfs_with_client_actions_and_a_fault_budget(case: Case) -> None:
+    # Client actions and budgeted faults together: a step's fault choice must not hide the
+    # ready choice its races backtrack to.
+    every = _explore(case, "dfs")
+    reduced = _explore(case, "dpor")
+    assert reduced.terminal_states == every.terminal_states
