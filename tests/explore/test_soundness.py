@@ -117,9 +117,8 @@ clients_and_faults = st.one_of(
         Case, st.just("contract-client-fault"),
         st.sampled_from([ContractEditFlow(), BrokenContractEditFlow()]),
         st.lists(reviewer, min_size=1, max_size=2),
-        actions=st.lists(
-            st.sampled_from(CONTRACT_ACTIONS), min_size=1, max_size=2, unique=True
-        ).map(tuple),
+        # One action: two with two reviewers take dfs ~20 s per example.
+        actions=st.sampled_from(CONTRACT_ACTIONS).map(lambda action: (action,)),
         faults=st.just(FaultBudget.of(SaveContractEdit, count=1)),
     ),
     st.builds(
