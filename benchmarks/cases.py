@@ -17,7 +17,7 @@ import tempfile
 import time
 import tracemalloc
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -233,44 +233,20 @@ def dexviz_explore(what: str) -> dict[str, float]:
     return {"value": wall, "cpu_value": cpu}
 
 
-# -- the reference engine -------------------------------------------------------------------
+# -- the reference engine and the Dex floor --------------------------------------------------
 def reference_chain(flows: int = CHAINS) -> dict[str, float]:
     """The same chains on the reference engine."""
-    engine = ref.RefEngine(seed=1)
-    for i in range(flows):
-        engine.start(f"chain-{i}", ref.Link, 0)
-    wall, cpu = time.perf_counter(), time.process_time()
-    steps = engine.run()
-    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-    assert steps == flows * ref.CHAIN_LENGTH
-    return {"value": steps / wall, "cpu_value": steps / cpu}
+    return _small_chains(ref, ref.RefEngine(seed=1), flows, paused=False)
 
 
 def reference_handoff(contenders: int) -> dict[str, float]:
     """The same token hand-off on the reference engine."""
-    ref.ROUNDS = max(1, HANDOFFS // contenders)
-    engine = ref.RefEngine(seed=1)
-    engine.start("token", ref.Contend, contenders)
-    wall, cpu = time.perf_counter(), time.process_time()
-    engine.run()
-    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-    handoffs = ref.ROUNDS * contenders
-    return {"value": wall / handoffs * 1e6, "cpu_value": cpu / handoffs * 1e6}
+    return _small_handoff(ref, ref.RefEngine(seed=1), contenders, paused=False)
 
 
 def floor_chain(flows: int = CHAINS) -> dict[str, float]:
     """The same chains on the Dex floor, the collector paused as ``Engine.run`` pauses it."""
-    from dexviz.engine.runtime import relaxed_gc
-
-    engine = floor.FloorEngine(seed=1)
-    for i in range(flows):
-        engine.start(f"chain-{i}", floor.Link, 0)
-    wall, cpu = time.perf_counter(), time.process_time()
-    with relaxed_gc():
-        steps = engine.run()
-    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-    assert steps == flows * floor.CHAIN_LENGTH
-    return {"value": steps / wall, "cpu_value": steps / cpu}
+    return _small_chains(floor, floor.FloorEngine(seed=1), flows, paused=True)
 
 
 def floor_handoff(contenders: int) -> dict[str, float]:
@@ -278,17 +254,44 @@ def floor_handoff(contenders: int) -> dict[str, float]:
 
     With the collector paused as ``Engine.run`` pauses it, so the two compare like for like.
     """
-    from dexviz.engine.runtime import relaxed_gc
+    return _small_handoff(floor, floor.FloorEngine(seed=1), contenders, paused=True)
 
-    floor.ROUNDS = max(1, HANDOFFS // contenders)
-    engine = floor.FloorEngine(seed=1)
-    engine.start("token", floor.Contend, contenders)
+
+def _small_chains(module: Any, engine: Any, flows: int, *, paused: bool) -> dict[str, float]:
+    """Steps per second of ``flows`` chains on the reference engine or the floor (``module``)."""
+    for i in range(flows):
+        engine.start(f"chain-{i}", module.Link, 0)
+    collector = _collector(paused)  # before the clock starts: it may import dexviz
     wall, cpu = time.perf_counter(), time.process_time()
-    with relaxed_gc():
+    with collector:
+        steps = engine.run()
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    assert steps == flows * module.CHAIN_LENGTH
+    return {"value": steps / wall, "cpu_value": steps / cpu}
+
+
+def _small_handoff(
+    module: Any, engine: Any, contenders: int, *, paused: bool
+) -> dict[str, float]:
+    """Microseconds per hand-off on the reference engine or the floor (``module``)."""
+    module.ROUNDS = max(1, HANDOFFS // contenders)
+    engine.start("token", module.Contend, contenders)
+    collector = _collector(paused)  # before the clock starts: it may import dexviz
+    wall, cpu = time.perf_counter(), time.process_time()
+    with collector:
         engine.run()
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-    handoffs = floor.ROUNDS * contenders
+    handoffs = module.ROUNDS * contenders
     return {"value": wall / handoffs * 1e6, "cpu_value": cpu / handoffs * 1e6}
+
+
+def _collector(paused: bool) -> AbstractContextManager[None]:
+    """``Engine.run``'s pause of the collector, or nothing (dexviz is imported only for it)."""
+    if not paused:
+        return nullcontext()
+    from dexviz.engine.runtime import relaxed_gc
+
+    return relaxed_gc()
 
 
 def reference_gc() -> dict[str, float]:
@@ -297,12 +300,11 @@ def reference_gc() -> dict[str, float]:
     The collector is paused while the reference runs and resumed inside the measured time, as
     ``Engine.run`` does (``relaxed_gc``), so the one collection of the run's survivors counts.
     """
-    from dexviz.engine.runtime import relaxed_gc
-
     engine = ref.RefEngine(seed=1)
     for i in range(10_000):
         engine.start(f"chain-{i}", ref.Link, 0)
-    with _gc_timer() as share, relaxed_gc():
+    collector = _collector(paused=True)
+    with _gc_timer() as share, collector:
         engine.run()
     return {"value": share[0]}
 
