@@ -12,49 +12,53 @@ runs to its end and what it returns or writes is discarded.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from dexviz.engine.context import InvocationContext
 from dexviz.engine.state import Execution, FlowRun
+from dexviz.engine.units import HeartbeatDue, HeartbeatLost, Unit
 
 if TYPE_CHECKING:
     from dexviz.engine.runtime import Runtime
 
-Fail = Callable[[BaseException], None]
-"""Fails the attempt with an error (reason "timeout")."""
-
-
-def arm(rt: Runtime, run: FlowRun, ex: Execution, ctx: InvocationContext, fail: Fail) -> None:
+def arm(rt: Runtime, run: FlowRun, ex: Execution, ctx: InvocationContext) -> None:
     """Start the worker's heartbeats for the attempt that is now running, if it has a window."""
     window = ex.options.heartbeat_timeout
     if not window:
         return
     limit = int(window.total_seconds() * 1e9)
     period = max(1, limit // 2)
-    token = ex.attempt_token
     ex.last_beat_ns = rt.now()
+    due = HeartbeatDue.of(rt, run, ex, ctx, ex.attempt_token, limit, period)
+    ex.heartbeat_timer = rt.scheduler.call_at(rt.now() + period, due)
 
-    def beat() -> None:
-        if token != ex.attempt_token or ex.task is None or ex.task.done():
-            return
-        if ex.cancel_requested or not ex.active or not run.is_open:
-            deliver_cancel(ex, ctx)
-            return
-        if rt.faults.hangs(ex.step_type, ex.method, ex.attempt, ex.execution_id):
-            # A hung worker sends nothing more: the window runs out from the last beat.
-            ex.heartbeat_timer = rt.scheduler.call_at(ex.last_beat_ns + limit, lost)
-            return
-        ex.last_beat_ns = rt.now()
-        ex.heartbeat_timer = rt.scheduler.call_at(rt.now() + period, beat)
 
-    def lost() -> None:
-        if token != ex.attempt_token or not ex.active or ex.task is None:
-            return
+def beat(rt: Runtime, unit: Unit) -> None:
+    """A HeartbeatDue unit: beat (or, hung, stop beating), or deliver a cancellation."""
+    run, ex, ctx, token, limit, period = unit[1:]
+    if token != ex.attempt_token or ex.task is None or ex.task.done():
+        return
+    if ex.cancel_requested or not ex.active or not run.is_open:
         deliver_cancel(ex, ctx)
-        fail(TimeoutError(f"{ctx._where} attempt {ex.attempt} sent no heartbeat for {window}"))
+        return
+    if rt.faults.hangs(ex.step_type, ex.method, ex.attempt, ex.execution_id):
+        # A hung worker sends nothing more: the window runs out from the last beat.
+        window = ex.options.heartbeat_timeout
+        lost_unit = HeartbeatLost.of(rt, run, ex, ctx, token, window)
+        ex.heartbeat_timer = rt.scheduler.call_at(ex.last_beat_ns + limit, lost_unit)
+        return
+    ex.last_beat_ns = rt.now()
+    ex.heartbeat_timer = rt.scheduler.call_at(rt.now() + period, unit)
 
-    ex.heartbeat_timer = rt.scheduler.call_at(rt.now() + period, beat)
+
+def lost(rt: Runtime, unit: Unit) -> None:
+    """A HeartbeatLost unit: the window ran out, so the attempt fails with a timeout."""
+    run, ex, ctx, token, window = unit[1:]
+    if token != ex.attempt_token or not ex.active or ex.task is None:
+        return
+    deliver_cancel(ex, ctx)
+    error = TimeoutError(f"{ctx._where} attempt {ex.attempt} sent no heartbeat for {window}")
+    rt.invoker.fail(run, ex, ctx, error, "timeout")
 
 
 def deliver_cancel(ex: Execution, ctx: InvocationContext) -> None:

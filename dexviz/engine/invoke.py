@@ -11,6 +11,7 @@ from dexviz.engine.attempt_deadline import DEFAULT_RETRY, AttemptDeadline
 from dexviz.engine.context import InvocationContext
 from dexviz.engine.failure_info import StepMethodFailure
 from dexviz.engine.state import Execution, FlowRun, Phase
+from dexviz.engine.units import MethodTimedOut, ResumeAfterLock, RetryAttempt
 from dexviz.history.kinds import EventKind
 from dexviz.sdk.errors import FlowDefinitionError, InvalidStepResultError, RetryAfterError
 from dexviz.sdk.options import WaitForFailurePolicy
@@ -111,7 +112,7 @@ class Invoker:
         if keys and not run_locks(self._rt, run).acquire_or_wait(
             keys,
             ex.execution_id,
-            lambda: self._rt.scheduler.call_soon(lambda: self.attempt(run, ex)),
+            ResumeAfterLock.of(self._rt, run, ex),
         ):
             return
         self.attempt(run, ex)
@@ -197,19 +198,17 @@ class Invoker:
     ) -> None:
         """The worker heartbeats for the running attempt; only a hung one times out (R107)."""
         del token  # heartbeats.arm reads the attempt's token itself
-        heartbeats.arm(
-            self._rt, run, ex, ctx, lambda error: self.fail(run, ex, ctx, error, "timeout")
-        )
+        heartbeats.arm(self._rt, run, ex, ctx)
 
     def _arm_timeout(self, run: FlowRun, ex: Execution, ctx: InvocationContext, token: int) -> None:
         rt = self._rt
         # total_duration is one deadline over every attempt: it also ends a running one (R104).
         deadline = AttemptDeadline.of(ex, rt.now())
         ex.method_timeout = rt.scheduler.call_at(
-            rt.now() + deadline.limit_ns, lambda: self._timed_out(run, ex, ctx, token, deadline)
+            rt.now() + deadline.limit_ns, MethodTimedOut.of(rt, run, ex, ctx, token, deadline)
         )
 
-    def _timed_out(
+    def timed_out(
         self,
         run: FlowRun,
         ex: Execution,
@@ -217,6 +216,7 @@ class Invoker:
         token: int,
         deadline: AttemptDeadline,
     ) -> None:
+        """End a running attempt that reached its deadline (a MethodTimedOut unit)."""
         if token != ex.attempt_token or not ex.active or ex.task is None or ex.task.done():
             return
         ctx.canceled = True
@@ -345,7 +345,7 @@ class Invoker:
         )
         if retry:
             ex.pending_unit = rt.scheduler.call_at(
-                rt.now() + delay_ns, lambda: self.attempt(run, ex)
+                rt.now() + delay_ns, RetryAttempt.of(rt, run, ex)
             )
             return
         info = RecoveryErrorInfo(detail=failure.detail, error_type=failure.error_type)

@@ -58,6 +58,27 @@ class _Closing:
             ready.popleft()()
 
 
+class LoopCallback:
+    """The unit of an asyncio callback (a coroutine handler's step): run ``handle`` on the loop.
+
+    A record rather than a closure, like every engine unit, so the explorer can tell which
+    Task (and so which execution) it belongs to.
+    """
+
+    __slots__ = ("loop", "handle")
+
+    def __init__(self, loop: VirtualLoop, handle: asyncio.Handle) -> None:
+        self.loop = loop
+        self.handle = handle
+
+    def __call__(self) -> None:
+        """Run the callback on its loop."""
+        self.loop.run_handle(self.handle)
+
+    def __repr__(self) -> str:
+        return "LoopCallback()"
+
+
 class VirtualLoop(asyncio.BaseEventLoop):
     """An event loop whose time and callbacks belong to a Scheduler; it is never run_forever'd."""
 
@@ -82,7 +103,7 @@ class VirtualLoop(asyncio.BaseEventLoop):
     ) -> asyncio.Handle:
         """Schedule ``callback`` as ready work of the Scheduler."""
         handle = asyncio.Handle(callback, args, self, context)
-        self._scheduler.call_soon(lambda: self.run_handle(handle))
+        self._scheduler.call_soon(LoopCallback(self, handle))
         return handle
 
     def call_at(  # type: ignore[override]
@@ -94,7 +115,7 @@ class VirtualLoop(asyncio.BaseEventLoop):
     ) -> asyncio.TimerHandle:
         """Schedule ``callback`` at virtual time ``when`` (seconds)."""
         handle = asyncio.TimerHandle(when, callback, args, self, context)
-        self._scheduler.call_at(round(when * 1e9), lambda: self.run_handle(handle))
+        self._scheduler.call_at(round(when * 1e9), LoopCallback(self, handle))
         return handle
 
     def _timer_handle_cancelled(self, handle: asyncio.TimerHandle) -> None:

@@ -32,6 +32,7 @@ from dexviz.engine.recovery_fold import ExecutionFold, RunFold, StoredMessage, f
 from dexviz.engine.state import Execution, FlowRun, Message, Phase, TimerState
 from dexviz.engine.stored_options import retry_policy
 from dexviz.engine.timeouts import TIMEOUT_STEP_TYPE
+from dexviz.engine.units import DelayedStart, ResumeMethod, TimerFired
 from dexviz.history.kinds import EventKind
 from dexviz.sdk.channel import Channel
 from dexviz.sdk.condition import ChannelCondition, Condition, SubFlowCondition, TimerCondition
@@ -227,12 +228,9 @@ class Recovery:
         ex.parent_key = "__start__"
         run.executions[ex_id] = ex
         run.active_count += 1
-
-        def announce() -> None:
-            if run.is_open and ex.active:
-                rt.decisions.announce(run, ex, "start")
-
-        rt.call_at(fold.started_ns + int(fold.start_delay_s * 1e9), announce)
+        rt.call_at(
+            fold.started_ns + int(fold.start_delay_s * 1e9), DelayedStart.of(rt, run, ex)
+        )
 
     def _resume_execution(self, run: FlowRun, fold: RunFold, folded: ExecutionFold) -> None:
         rt = self._rt
@@ -326,21 +324,7 @@ class Recovery:
             else ex.options.execute_lock_attributes
         )
         keys = tuple(lock.physical_name for lock in locks)
-
-        def attempt() -> None:
-            rt.invoker.attempt(run, ex)
-
-        def start() -> None:
-            ex.pending_unit = None
-            if not ex.active or not run.is_open:
-                return
-            table = rt.lock_table(run)
-            if keys and not table.acquire_or_wait(
-                keys, ex.execution_id, lambda: rt.scheduler.call_soon(attempt)
-            ):
-                return
-            attempt()
-
+        start = ResumeMethod.of(rt, run, ex, keys)
         if at_ns <= rt.now():
             rt.scheduler.call_soon(start)
         else:
@@ -371,7 +355,7 @@ class Recovery:
         ex.phase, ex.method, ex.attempt = Phase.WAITING, "", 0
         for timer in ex.timers:
             if not timer.done:
-                timer.handle = rt.call_at(timer.fire_at_ns, _firing(rt, run, ex, timer))
+                timer.handle = rt.call_at(timer.fire_at_ns, TimerFired.of(rt, run, ex, timer))
         for key in {c.physical_name for c in wait.channel_conditions}:
             run.add_waiter(key, ex)
         for index, child_id in enumerate(ex.subflow_ids):
@@ -460,10 +444,6 @@ def _id_words(events: list[Any]) -> int:
     messages = sum(1 for e in events if e.kind == EventKind.MESSAGE_PUBLISHED)
     runs = len({e.run_id for e in events})
     return MESSAGE_ID_WORDS * messages + RUN_ID_WORDS * runs
-
-
-def _firing(rt: Runtime, run: FlowRun, ex: Execution, timer: TimerState) -> Any:
-    return lambda: rt.waits.complete_timer(run, ex, timer, False)
 
 
 def _start_options(fold: RunFold) -> StartFlowOptions:

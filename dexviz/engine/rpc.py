@@ -154,7 +154,7 @@ def _leave(rt: Runtime, run: FlowRun, owner: str, keys: tuple[str, ...], admitte
     """Release the RPC's locks; the last admitted RPC of a closing run lets it close (R147)."""
     if keys:
         for resume in rt.lock_table(run).release(owner):
-            resume()
+            rt.scheduler.call_soon(resume)
     if admitted:
         run.admitted_rpcs -= 1
         if run.admitted_rpcs == 0 and run.pending_close is not None:

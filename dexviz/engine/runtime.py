@@ -322,14 +322,14 @@ class Runtime:
         table = self._locks.get(run.run_id)
         if table is not None:
             for resume in table.release(ex.execution_id):
-                resume()
+                self.scheduler.call_soon(resume)
 
     def forget_locks(self, run: FlowRun, ex: Execution) -> None:
         """Drop a canceled execution from the lock table."""
         table = self._locks.get(run.run_id)
         if table is not None:
             for resume in table.forget(ex.execution_id):
-                resume()
+                self.scheduler.call_soon(resume)
 
     def add_stale_skip(self, run: FlowRun, execution_id: str, timer_id: Any) -> None:
         """Remember a skip for a timer that does not exist yet (R128)."""

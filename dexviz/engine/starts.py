@@ -10,6 +10,7 @@ from dexviz.engine.errors import service_error
 from dexviz.engine.spec import check_flow_id, flow_spec
 from dexviz.engine.state import Execution, FlowRun
 from dexviz.engine.stored_options import start_payload
+from dexviz.engine.units import DelayedStart, FlowRetry
 from dexviz.engine.uuids import uuid4_bits, uuid_text
 from dexviz.history.event import Payload
 from dexviz.history.kinds import EventKind
@@ -218,16 +219,12 @@ class Starts:
             if delay > 0:
                 # The Flow is RUNNING at once; its start Step runs after the delay (R141).
                 self._rt.call_at(
-                    self._rt.now() + int(delay * 1e9), lambda: self._delayed(run, execution)
+                    self._rt.now() + int(delay * 1e9), DelayedStart.of(self._rt, run, execution)
                 )
             else:
                 self._rt.decisions.announce(run, execution, "start")
         self._rt.commit()
         return run.run_id
-
-    def _delayed(self, run: FlowRun, execution: Execution) -> None:
-        if run.is_open and execution.active:
-            self._rt.decisions.announce(run, execution, "start")
 
     def _initial_attributes(self, run: FlowRun, options: StartFlowOptions) -> list[dict[str, Any]]:
         written: list[dict[str, Any]] = []
@@ -266,10 +263,11 @@ class Starts:
             return False
         run.retry_pending = True
         due = self._rt.now() + int(delay.total_seconds() * 1e9)
-        self._rt.call_at(due, lambda: self._retry(run))
+        self._rt.call_at(due, FlowRetry.of(self._rt, run, None))
         return True
 
-    def _retry(self, failed: FlowRun) -> None:
+    def retry(self, failed: FlowRun) -> None:
+        """Start a failed run over (a FlowRetry unit), unless its Flow id moved on."""
         # A retried run starts over with the original input and initial Attributes (R12).
         if self._rt.runs.get(failed.flow_id) is not failed:
             return

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from dexviz.engine.scheduler import TimerHandle
 from dexviz.engine.state import Execution, FlowRun
+from dexviz.engine.units import FlowTimeout
 from dexviz.sdk.decision import StepDecision
 from dexviz.sdk.definitions import StepDefinition
 from dexviz.sdk.flow import Flow
@@ -94,7 +95,7 @@ class FlowTimeouts:
         )
         self._policies[run.run_id] = policy
         due = self._rt.now() + int(timeout.total_seconds() * 1e9)
-        self._timers[run.run_id] = self._rt.call_at(due, lambda: self.fire(run))
+        self._timers[run.run_id] = self._rt.call_at(due, FlowTimeout.of(self._rt, run, None))
         return {"timeout_s": timeout.total_seconds(), "timeout_policy": policy.name}
 
     def fire(self, run: FlowRun) -> bool:
@@ -170,4 +171,4 @@ class FlowTimeouts:
     def resume(self, run: FlowRun, policy: str, due_ns: int) -> None:
         """Schedule a resumed run's stored deadline again (recovery after a crash)."""
         self._policies[run.run_id] = FlowTimeoutPolicy[policy]
-        self._timers[run.run_id] = self._rt.call_at(due_ns, lambda: self.fire(run))
+        self._timers[run.run_id] = self._rt.call_at(due_ns, FlowTimeout.of(self._rt, run, None))

@@ -23,6 +23,7 @@ from dexviz.engine.invoke import QueuedStart
 from dexviz.engine.plan import Satisfaction, candidates, evaluate
 from dexviz.engine.simple_wait import SimpleWait, SimpleWaits
 from dexviz.engine.state import Execution, FlowRun, Message, Phase, TimerState
+from dexviz.engine.units import TimerFired
 from dexviz.engine.wait_payloads import WaitForCompleted
 from dexviz.history.event import Event
 from dexviz.history.kinds import EventKind
@@ -122,10 +123,7 @@ class WaitManager:
             payload = {"timer_index": position, "condition_id": condition.condition_id}
             rt.recorder.emit(run, EventKind.TIMER_FIRED, ex, payload, method="", attempt=0)
             return
-        timer.handle = rt.scheduler.call_at(fire_at, lambda: self._fire(run, ex, timer))
-
-    def _fire(self, run: FlowRun, ex: Execution, timer: TimerState) -> None:
-        self.complete_timer(run, ex, timer, False)
+        timer.handle = rt.scheduler.call_at(fire_at, TimerFired.of(rt, run, ex, timer))
 
     def complete_timer(self, run: FlowRun, ex: Execution, timer: TimerState, skipped: bool) -> bool:
         """Fire (or skip) one pending timer and re-check its execution (R126, R127)."""

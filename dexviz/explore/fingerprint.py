@@ -3,8 +3,8 @@
 Two schedules may share one exploration of the future only if that future is the same, so a
 fingerprint describes, exactly, the Flow run (status, Attributes, each Channel's queue,
 every execution with its id, phase, attempt, Wait, timers and held messages, the ``Type-N``
-counters), the scheduler's ready units and live timers (each described by what it will do:
-which function, for which execution), the virtual time, the injected failures left, the client
+counters), the scheduler's ready units and live timers (each a record of what it will do: its
+kind, for which execution), the virtual time, the injected failures left, the client
 actions left and every check's monitor state. Ids stay in: two states that differ only by which
 reviewer got ``EditContract-1`` are different states here (their futures name executions
 differently, and so would their violations).
@@ -16,8 +16,7 @@ value whose repr leaves out part of it could make two states look equal, so such
 not be explored with pruning on.
 
 When a part cannot be described soundly the state has no fingerprint (``None``) and is never
-pruned: a coroutine handler that is suspended (its frame is not visible), an asyncio callback,
-a closure over something unknown, a repr that names an object by its address, more than one
+pruned: a coroutine handler that is suspended (its frame is not visible), an asyncio callback, a repr that names an object by its address, more than one
 Flow run, a continue-as-new waiting to happen, or a check whose monitor keeps no describable
 state (a plain callable reads the whole history).
 """
@@ -25,7 +24,6 @@ state (a plain callable reads the whole history).
 from __future__ import annotations
 
 import hashlib
-import types
 from collections.abc import Iterable, Sequence
 from operator import attrgetter
 from typing import Any
@@ -42,6 +40,7 @@ from dexviz.engine.state import Execution, FlowRun, Message, TimerState
 from dexviz.engine.subflows import SubFlows
 from dexviz.engine.time_travel import TimeTravel
 from dexviz.engine.timeouts import FlowTimeouts
+from dexviz.engine.units import Unit
 from dexviz.engine.waits import WaitManager
 from dexviz.sdk.options import StepOptions
 
@@ -93,16 +92,13 @@ def _cell(item: Any) -> Any:
 
 
 def unit(item: Any) -> Any:
-    """What a ready or timed unit will do: its function and what it closes over."""
+    """What a ready or timed unit will do: its kind, for which execution, with what."""
     if isinstance(item, QueuedStart):
         return ("start", item.execution.execution_id, item.method)
-    if isinstance(item, types.MethodType):
-        return ("method", item.__func__.__qualname__, _cell(item.__self__))
-    if isinstance(item, types.FunctionType):
-        code = item.__code__
-        cells = tuple(_cell(c.cell_contents) for c in item.__closure__ or ())
-        defaults = tuple(_cell(d) for d in item.__defaults__ or ())
-        return ("fn", code.co_filename, code.co_firstlineno, code.co_name, cells, defaults)
+    if isinstance(item, Unit):
+        ex = item.execution
+        owner = ex.execution_id if ex is not None else item.run.flow_id
+        return (item.kind, owner, tuple(_cell(a) for a in item.arguments))
     raise Opaque(type(item).__qualname__)
 
 

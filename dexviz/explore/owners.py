@@ -1,8 +1,9 @@
 """Which execution a unit of work belongs to, for units that commit no event.
 
-A queued first attempt is a ``QueuedStart`` naming its execution. Other units are closures:
-engine units capture the Execution they act for; asyncio units (a handler's
-coroutine resuming after ``await asyncio.sleep``) capture an ``asyncio.Handle`` whose callback
+A queued first attempt is a ``QueuedStart`` naming its execution; every other engine unit is a
+record (:mod:`dexviz.engine.units`) naming its run and execution. Only asyncio units (a
+handler's coroutine resuming after ``await asyncio.sleep``) are not: the virtual loop queues
+them as :class:`~dexviz.engine.loop.LoopCallback` records of an ``asyncio.Handle`` whose callback
 is a Task's step, or a future a Task waits on. The Task maps back to its execution.
 """
 
@@ -13,15 +14,8 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from dexviz.engine.invoke import QueuedStart
-from dexviz.engine.state import Execution
-
-
-def _cells(function: Any) -> Iterator[Any]:
-    for cell in getattr(function, "__closure__", None) or ():
-        try:
-            yield cell.cell_contents
-        except ValueError:  # an empty cell
-            continue
+from dexviz.engine.loop import LoopCallback
+from dexviz.engine.units import Unit
 
 
 def _tasks(handle: asyncio.Handle) -> Iterator[asyncio.Task[Any]]:
@@ -43,12 +37,12 @@ def owner_of(unit: Callable[[], None], tasks: Mapping[asyncio.Task[Any], str]) -
     """The execution id ``unit`` acts for, or None when it cannot be told."""
     if isinstance(unit, QueuedStart):
         return unit.execution.execution_id
-    for value in _cells(unit):
-        if isinstance(value, Execution):
-            return value.execution_id
-        if isinstance(value, asyncio.Handle):
-            for task in _tasks(value):
-                found = tasks.get(task)
-                if found is not None:
-                    return found
+    if isinstance(unit, Unit):
+        ex = unit.execution
+        return ex.execution_id if ex is not None else None
+    if isinstance(unit, LoopCallback):
+        for task in _tasks(unit.handle):
+            found = tasks.get(task)
+            if found is not None:
+                return found
     return None
