@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from dexviz.engine.decide import Move
 from dexviz.engine.errors import service_error
 from dexviz.engine.spec import check_flow_id, flow_spec
-from dexviz.engine.state import Execution, FlowRun
+from dexviz.engine.state import FlowRun
 from dexviz.engine.stored_options import start_payload
 from dexviz.engine.units import DelayedStart, FlowRetry
 from dexviz.engine.uuids import uuid4_bits, uuid_text

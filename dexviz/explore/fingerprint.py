@@ -16,9 +16,10 @@ value whose repr leaves out part of it could make two states look equal, so such
 not be explored with pruning on.
 
 When a part cannot be described soundly the state has no fingerprint (``None``) and is never
-pruned: a coroutine handler that is suspended (its frame is not visible), an asyncio callback, a repr that names an object by its address, more than one
-Flow run, a continue-as-new waiting to happen, or a check whose monitor keeps no describable
-state (a plain callable reads the whole history).
+pruned: a coroutine handler that is suspended (its frame is not visible), an asyncio callback,
+a repr that names an object by its address, more than one Flow run, a continue-as-new
+waiting to happen, or a check whose monitor keeps no describable state (a plain callable
+reads the whole history).
 """
 
 from __future__ import annotations
