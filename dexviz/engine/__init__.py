@@ -2,6 +2,7 @@
 
 from dexviz.engine.client import Client
 from dexviz.engine.engine import Engine
+from dexviz.engine.engine_state import EngineSnapshot, EngineState, SnapshotError
 from dexviz.engine.faults import (
     CancelExecution,
     CrashAfterCommit,
@@ -24,6 +25,8 @@ __all__ = [
     "CrashAfterCommit",
     "Engine",
     "EngineCrashed",
+    "EngineSnapshot",
+    "EngineState",
     "FailAttempt",
     "FaultPlan",
     "FlowState",
@@ -33,6 +36,7 @@ __all__ = [
     "RecoveryReport",
     "SQLiteStore",
     "SimulationRun",
+    "SnapshotError",
     "Store",
     "StoreError",
     "simulate",

@@ -7,9 +7,11 @@ from collections.abc import Callable, Collection, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from dexviz.engine import engine_state
 from dexviz.engine.choice import Chooser
 from dexviz.engine.client import Client
 from dexviz.engine.drive import drive
+from dexviz.engine.engine_state import EngineSnapshot
 from dexviz.engine.faults import FaultPlan
 from dexviz.engine.flow_state import FlowState
 from dexviz.engine.recovery import Recovery, RecoveryReport
@@ -282,6 +284,31 @@ class Engine:
         if flow_id not in self._rt.runs:
             raise KeyError(f"no Flow {flow_id!r} in this engine")
         return self._rt.result(flow_id)
+
+    def snapshot(self) -> EngineSnapshot:
+        """An independent, picklable copy of the whole simulation at this point.
+
+        Take it between units (not while a coroutine handler is suspended); ``restore`` puts
+        this engine, or a new engine of the same Flows, back at that point, and the run then
+        continues with the same history, byte for byte. Needs the in-memory store.
+
+        Raises:
+            SnapshotError: a live engine, a durable store, a coroutine handler in flight, or a
+                value in the state that cannot be pickled.
+        """
+        self._check_open()
+        with self._rt.lock:
+            return engine_state.take(self._rt)
+
+    def restore(self, state: EngineSnapshot) -> None:
+        """Put this engine back at ``state`` (a ``snapshot()`` of it or of the same Flows).
+
+        Raises:
+            SnapshotError: the snapshot is of other Flows, or this engine cannot hold it.
+        """
+        self._check_open()
+        with self._rt.lock:
+            engine_state.restore(self._rt, state)
 
     def cancel_execution(self, flow_id: str, execution_id: str) -> bool:
         """Cancel one active execution now (as a fault would); False if it is not active."""

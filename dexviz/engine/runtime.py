@@ -120,6 +120,8 @@ class Runtime:
         self.ids = random.Random(f"dexviz-run-ids:{seed}")
         self._id_millis = -1
         self._id_prefix = ""
+        self.snapshot_names: dict[int, tuple[Any, ...]] | None = None
+        """What a snapshot names instead of copying (see ``engine.snapshot``), once needed."""
 
     @property
     def loop(self) -> VirtualLoop:

@@ -33,6 +33,11 @@ class SimpleWait(Wait):
     def __repr__(self) -> str:
         return repr(Wait(self.kind, self.conditions, self.combinations))
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # The resolved fields are slots of this subclass, which Wait's pickling leaves out.
+        return (_rebuilt, (self.kind, self.conditions, self.combinations, self.key,
+                           self.minimum, self.maximum))  # fmt: skip
+
 
 class SimpleWaits:
     """One engine's shared SimpleWaits, by condition shape."""
@@ -67,6 +72,16 @@ class SimpleWaits:
                 return None
             found = self._shapes[shape] = _simple(wait, condition, key)
         return found
+
+
+def _rebuilt(kind: Any, conditions: Any, combinations: Any, key: str, minimum: int,
+             maximum: int | None) -> SimpleWait:  # fmt: skip
+    """A SimpleWait from its fields (a snapshot's copy of one)."""
+    simple = SimpleWait(kind, conditions, combinations)
+    object.__setattr__(simple, "key", key)
+    object.__setattr__(simple, "minimum", minimum)
+    object.__setattr__(simple, "maximum", maximum)
+    return simple
 
 
 def _simple(wait: Wait, condition: ChannelCondition, key: str) -> SimpleWait:

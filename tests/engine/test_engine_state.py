@@ -1,0 +1,143 @@
+"""Engine.snapshot() / restore(): a run continues from any commit with the same history.
+
+Every Flow of the fast-path test and the seed's ContractEditFlow run once uninterrupted; the
+same run is then snapshotted after every unit, and each snapshot is restored in the engine it
+came from and, after a pickle round trip, in a new engine of freshly built Flows. Both must
+finish with the uninterrupted run's history, byte for byte, and its result (R1: determinism).
+"""
+
+from __future__ import annotations
+
+import pickle
+from typing import Any
+
+import pytest
+
+from dexviz import Engine, Flow
+from dexviz.engine import EngineSnapshot, FaultPlan, SnapshotError, SQLiteStore
+from dexviz.examples.contract_edit import ContractEdit, ContractEditFlow
+from tests.engine.flows_a import AdHocFlow
+from tests.engine.test_fast_path import Hop, _flows
+
+MAX_CHECKED = 40
+"""The most snapshots of one run that are each restored twice and run to the end."""
+
+
+def _start(flow: Flow[Any], input: Any, seed: int) -> Engine | None:
+    engine = Engine([flow], seed=seed)
+    try:
+        engine.client().start_flow(flow, "flow-1", input)
+    except Exception:  # noqa: BLE001 - an undecodable start input is one of the cases
+        return None
+    return engine
+
+
+def _outcome(engine: Engine) -> tuple[str, str]:
+    return engine.history("flow-1").to_jsonl(), repr(engine.result("flow-1"))
+
+
+def _snapshots(engine: Engine) -> tuple[list[EngineSnapshot], int]:
+    """A snapshot after the start and after every unit up to idle, and how many were refused.
+
+    A unit that leaves a coroutine handler suspended (the seed's edits ``await`` a sleep) is
+    no point to snapshot at: the refusal is counted, and checked to say so.
+    """
+    taken = [engine.snapshot()]
+    refused = 0
+    while not engine.is_idle:
+        engine.step()
+        try:
+            taken.append(engine.snapshot())
+        except SnapshotError as error:
+            assert "coroutine handler is running" in str(error)
+            refused += 1
+    return taken, refused
+
+
+def _check_every_snapshot(name: str, build: Any, seed: int) -> tuple[int, int]:
+    flow, input = build()
+    engine = _start(flow, input, seed)
+    if engine is None:
+        pytest.skip(f"{name}: the start input is rejected before anything runs")
+    snapshots, refused = _snapshots(engine)
+    expected = _outcome(engine)
+    # Every commit for the short runs; for a long one (the retries Flow: 155 units) 40 of
+    # them, evenly spread and always the first and the last, to keep the test bounded.
+    step = max(1, -(-len(snapshots) // MAX_CHECKED))
+    picked = sorted({*range(0, len(snapshots), step), len(snapshots) - 1})
+    for index in picked:
+        snapshot = snapshots[index]
+        engine.restore(snapshot)
+        engine.run()
+        assert _outcome(engine) == expected, f"{name} seed {seed}: same engine, unit {index}"
+        fresh_flow, _ = build()
+        fresh = Engine([fresh_flow], seed=seed + 1000)  # the seed comes from the snapshot
+        fresh.restore(pickle.loads(pickle.dumps(snapshot)))
+        fresh.run()
+        assert _outcome(fresh) == expected, f"{name} seed {seed}: new engine, unit {index}"
+    return len(snapshots), refused
+
+
+@pytest.mark.parametrize("name", sorted(_flows()))
+@pytest.mark.parametrize("seed", [0, 7])
+def test_every_fast_path_flow_continues_identically_from_every_commit(
+    name: str, seed: int
+) -> None:
+    taken, refused = _check_every_snapshot(name, lambda: _flows()[name], seed)
+    assert taken >= 2
+    # Only the seed's Flow has coroutine handlers; every other state can be snapshotted.
+    assert refused == 0 or name == "contract_edit"
+
+
+@pytest.mark.parametrize("reviewers", [2, 4])
+def test_the_seed_flow_continues_identically_from_every_commit(reviewers: int) -> None:
+    def build() -> tuple[Flow[Any], Any]:
+        return ContractEditFlow(), [ContractEdit(f"r{i}") for i in range(reviewers)]
+
+    taken, refused = _check_every_snapshot("ContractEditFlow", build, 3)
+    assert taken > 2 * reviewers and refused > 0
+
+
+def test_a_snapshot_is_independent_of_the_run_that_goes_on() -> None:
+    engine = _start(ContractEditFlow(), [ContractEdit("a"), ContractEdit("b")], 1)
+    assert engine is not None
+    engine.step()
+    early = engine.snapshot()
+    events = len(engine.history("flow-1"))
+    engine.run()
+    assert len(engine.history("flow-1")) > events
+    finished = engine.history("flow-1").to_jsonl()
+    engine.restore(early)
+    assert len(engine.history("flow-1")) == events
+    engine.run()
+    engine.restore(early)  # the snapshot is unchanged by the runs restored from it
+    engine.run()
+    assert engine.history("flow-1").to_jsonl() == finished
+
+
+def test_restore_rejects_a_snapshot_of_other_flows() -> None:
+    engine = _start(AdHocFlow("SnapChain", Hop()), 0, 0)
+    assert engine is not None
+    other = Engine([ContractEditFlow()])
+    with pytest.raises(SnapshotError, match="SnapChain"):
+        other.restore(engine.snapshot())
+
+
+def test_snapshot_refuses_a_durable_store(tmp_path: Any) -> None:
+    flow = AdHocFlow("SnapDurable", Hop())
+    with Engine([flow], store=SQLiteStore(tmp_path / "db.sqlite")) as engine:
+        with pytest.raises(SnapshotError, match="SQLiteStore"):
+            engine.snapshot()
+
+
+def test_the_fault_plan_counters_come_back_with_the_snapshot() -> None:
+    plan = FaultPlan.of(FaultPlan.crash_after_commit(1000))
+    flow = AdHocFlow("SnapFaults", Hop())
+    engine = Engine([flow], faults=plan)
+    engine.client().start_flow(flow, "flow-1", 0)
+    before = engine.snapshot()
+    commits = plan.commits
+    engine.run()
+    assert plan.commits > commits
+    engine.restore(before)
+    assert plan.commits == commits
