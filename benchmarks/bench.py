@@ -126,6 +126,10 @@ ROWS = [
         _cpu("explore_proof", "dexviz"), None, None, "<= 60 s", lambda d, r: d <= 60),
     Row("explore: broken variant found + shrunk, s (CPU)", "s", _cpu("explore_bug", "dexviz"),
         None, None, "<= 10 s", lambda d, r: d <= 10),
+    Row("snapshot + restore, seed Flow, 3 reviewers mid-run, us (CPU)", "us",
+        _value("snapshot3", "dexviz"), None, None, "(measured)", lambda d, r: True),
+    Row("snapshot + restore, seed Flow, 8 reviewers mid-run, us (CPU)", "us",
+        _value("snapshot8", "dexviz"), None, None, "<= 50 us", lambda d, r: d <= 50),
     Row("explore: 31-transition Flow, schedules/s (CPU)", "/s", _cpu("explore_rate", "dexviz"),
         None, None, "(measured)", lambda d, r: True),
 ]  # fmt: skip
@@ -133,7 +137,7 @@ ROWS = [
 ENGINE_CASES = ["chain", "handoff2", "handoff1000", "fanout100", "fanout10000", "idle", "rss",
                 "gc"]
 DEXVIZ_CASES = ["calls", "store", "graph", "debugger", "explore_proof", "explore_bug",
-                "explore_rate"]
+                "explore_rate", "snapshot3", "snapshot8"]
 ENGINES = {case: ("dexviz", "reference", "floor") for case in ("chain", "handoff2", "handoff1000")}
 """Cases run on more engines than dexviz and the reference (see ``floor_engine.py``)."""
 

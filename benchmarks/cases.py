@@ -234,6 +234,13 @@ def dexviz_explore(what: str) -> dict[str, float]:
 
 
 # -- the reference engine and the Dex floor --------------------------------------------------
+def dexviz_snapshot(reviewers: int) -> dict[str, float]:
+    """CPU us per Engine.snapshot() + restore() of the seed Flow mid-run (snapshot_restore.py)."""
+    import snapshot_restore
+
+    return snapshot_restore.measure(reviewers)
+
+
 def reference_chain(flows: int = CHAINS) -> dict[str, float]:
     """The same chains on the reference engine."""
     return _small_chains(ref, ref.RefEngine(seed=1), flows, paused=False)
@@ -369,6 +376,8 @@ CASES: dict[str, dict[str, Callable[[], dict[str, float]]]] = {
     "explore_proof": {"dexviz": lambda: dexviz_explore("proof")},
     "explore_bug": {"dexviz": lambda: dexviz_explore("bug")},
     "explore_rate": {"dexviz": lambda: dexviz_explore("rate")},
+    "snapshot3": {"dexviz": lambda: dexviz_snapshot(3)},
+    "snapshot8": {"dexviz": lambda: dexviz_snapshot(8)},
 }
 
 

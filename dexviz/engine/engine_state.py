@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from dexviz.engine.decide import DEFAULT_OPTIONS
 from dexviz.engine.invoke import QueuedStart
+from dexviz.engine.state_copy import StateCopier
 from dexviz.engine.step_settings import StepSettings
 from dexviz.engine.store import MemoryStore
 from dexviz.engine.units import Unit
@@ -112,6 +113,26 @@ class EngineState:
         state.fault_counts = (faults.commits, faults._fired, faults.spent)
         return state
 
+    def copied(self) -> EngineState:
+        """An independent copy: mutable parts copied once each, immutable parts shared."""
+        c = StateCopier()
+        cp = c.copy
+        new = EngineState.__new__(EngineState)
+        new.runs, new.previous_runs = cp(self.runs), cp(self.previous_runs)
+        new.locks, new.stale_skips = cp(self.locks), cp(self.stale_skips)
+        new.subflow_parents = cp(self.subflow_parents)
+        new.flow_timers, new.flow_policies = cp(self.flow_timers), dict(self.flow_policies)
+        new.can_requested, new.can_first_seq = set(self.can_requested), dict(self.can_first_seq)
+        new.now_ns, new.ready, new.timers = self.now_ns, cp(self.ready), cp(self.timers)
+        new.timer_seq, new.choice_rng, new.id_rng = self.timer_seq, self.choice_rng, self.id_rng
+        new.id_millis, new.id_prefix = self.id_millis, self.id_prefix
+        # Recorded events are immutable: a history is copied as a list of the same events.
+        new.histories = {flow_id: list(log) for flow_id, log in self.histories.items()}
+        new.commits, new.streams = self.commits, cp(self.streams)
+        commits, fired, spent = self.fault_counts
+        new.fault_counts = (commits, set(fired), spent)
+        return new
+
     def install(self, rt: Runtime) -> None:
         """Make ``rt``'s state this one (the containers' contents are replaced in place)."""
         sim, store, faults = rt.sim, rt.store, rt.faults
@@ -149,34 +170,73 @@ class EngineSnapshot:
 
     Made by ``Engine.snapshot()`` and put back by ``Engine.restore(snapshot)``, in the same
     engine or in a new engine of the same Flows: the run then continues exactly as it would
-    have from that point, history byte for byte. ``data`` is the pickled state (the Flows'
-    definitions are named in it, not copied), so a snapshot is also what to send to another
-    process; ``flow_types`` are the Flows it needs, ``time_ns`` its engine time.
+    have from that point, history byte for byte. In the engine that took it, a snapshot is a
+    copy of the state (restoring copies it again, so one snapshot restores any number of
+    times). Pickled, it is the state's bytes with the Flows' definitions named, not copied:
+    what to send to another process. ``flow_types`` are the Flows it needs, ``time_ns`` its
+    engine time; two snapshots are equal when their pickled states are.
     """
 
-    __slots__ = ("data", "flow_types", "time_ns")
+    __slots__ = ("_state", "_origin", "_data", "flow_types", "time_ns")
 
-    def __init__(self, data: bytes, flow_types: tuple[str, ...], time_ns: int) -> None:
-        self.data = data
+    def __init__(
+        self,
+        flow_types: tuple[str, ...],
+        time_ns: int,
+        *,
+        state: EngineState | None = None,
+        origin: Runtime | None = None,
+        data: bytes | None = None,
+    ) -> None:
+        self._state, self._origin, self._data = state, origin, data
         self.flow_types = flow_types
         self.time_ns = time_ns
 
+    @property
+    def data(self) -> bytes:
+        """The pickled state (made on first use for a snapshot taken in this process)."""
+        if self._data is None:
+            assert self._state is not None and self._origin is not None
+            self._data = _dumps(self._origin, self._state)
+        return self._data
+
+    def state_for(self, rt: Runtime) -> EngineState:
+        """A fresh copy of the state, with the Flows' definitions and services of ``rt``."""
+        if self._origin is rt and self._state is not None:
+            return self._state.copied()
+        state: EngineState = _Unpickler(io.BytesIO(self.data), rt).load()
+        return state
+
     def __reduce__(self) -> tuple[Any, ...]:
-        return (EngineSnapshot, (self.data, self.flow_types, self.time_ns))
+        return (_loaded, (self.data, self.flow_types, self.time_ns))
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, EngineSnapshot) and (
-            self.data == other.data and self.flow_types == other.flow_types
+            self.flow_types == other.flow_types and self.data == other.data
         )
 
     def __hash__(self) -> int:
         return hash(self.data)
 
     def __repr__(self) -> str:
-        return (
-            f"EngineSnapshot(flows={list(self.flow_types)}, time_ns={self.time_ns}, "
-            f"bytes={len(self.data)})"
-        )
+        return f"EngineSnapshot(flows={list(self.flow_types)}, time_ns={self.time_ns})"
+
+
+def _loaded(data: bytes, flow_types: tuple[str, ...], time_ns: int) -> EngineSnapshot:
+    """A snapshot read back from its pickled form."""
+    return EngineSnapshot(flow_types, time_ns, data=data)
+
+
+def _dumps(rt: Runtime, state: EngineState) -> bytes:
+    buffer = io.BytesIO()
+    try:
+        _Pickler(buffer, _names_of(rt)).dump(state)
+    except (pickle.PicklingError, TypeError, AttributeError) as error:
+        raise SnapshotError(
+            f"the engine's state holds a value that cannot be pickled: {error} (Step inputs, "
+            "Attributes and messages must be picklable, and Flows defined at module level)"
+        ) from error
+    return buffer.getvalue()
 
 
 def _names(rt: Runtime) -> dict[int, tuple[Any, ...]]:
@@ -290,17 +350,9 @@ def take(rt: Runtime) -> EngineSnapshot:
             "a coroutine handler is running (its frame cannot be copied): snapshot when no "
             "async Step method is in flight"
         )
-    state = EngineState.of(rt)
-    buffer = io.BytesIO()
-    try:
-        _Pickler(buffer, _names_of(rt)).dump(state)
-    except (pickle.PicklingError, TypeError, AttributeError) as error:
-        raise SnapshotError(
-            f"the engine's state holds a value that cannot be copied: {error} (Step inputs, "
-            "Attributes and messages must be picklable, and Flows defined at module level)"
-        ) from error
+    state = EngineState.of(rt).copied()
     flow_types = tuple(d.flow_type for d in rt.registry.definitions)
-    return EngineSnapshot(buffer.getvalue(), flow_types, state.now_ns)
+    return EngineSnapshot(flow_types, state.now_ns, state=state, origin=rt)
 
 
 def restore(rt: Runtime, snapshot: EngineSnapshot) -> None:
@@ -313,6 +365,5 @@ def restore(rt: Runtime, snapshot: EngineSnapshot) -> None:
         )
     if rt.closed:
         raise SnapshotError("this engine is closed (or crashed): create a new one to restore into")
-    state = _Unpickler(io.BytesIO(snapshot.data), rt).load()
     EngineState.of(rt)  # the same checks as a snapshot: simulation, in-memory store
-    state.install(rt)
+    snapshot.state_for(rt).install(rt)
