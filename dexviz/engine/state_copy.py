@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable
 from operator import attrgetter
-from typing import Any
+from typing import Any, TypeVar
 
 from dexviz.engine.invoke import QueuedStart
 from dexviz.engine.locks import LockTable
@@ -23,6 +23,8 @@ from dexviz.engine.state import Execution, FlowRun, TimerState
 from dexviz.engine.streams import StreamLog
 from dexviz.engine.units import Unit
 from dexviz.engine.waiters import WaiterSet
+
+_T = TypeVar("_T")
 
 _ATOMIC = frozenset({str, int, float, bool, type(None), bytes, tuple, frozenset})
 """Types shared as they are: immutable (a tuple of the engine's is one of immutable parts)."""
@@ -54,14 +56,14 @@ class StateCopier:
             return found
         return copier(self, value)
 
-    def remember(self, original: Any, copy: Any) -> Any:
+    def remember(self, original: Any, copy: _T) -> _T:
         """Record ``copy`` as the copy of ``original`` (before its parts are copied)."""
         self.memo[id(original)] = copy
         return copy
 
 
 def _dict(c: StateCopier, value: dict[Any, Any]) -> dict[Any, Any]:
-    new = c.remember(value, {})
+    new: dict[Any, Any] = c.remember(value, {})
     cp = c.copy
     for key, item in value.items():
         new[key] = cp(item)
@@ -69,25 +71,25 @@ def _dict(c: StateCopier, value: dict[Any, Any]) -> dict[Any, Any]:
 
 
 def _list(c: StateCopier, value: list[Any]) -> list[Any]:
-    new = c.remember(value, [])
+    new: list[Any] = c.remember(value, [])
     new.extend(map(c.copy, value))
     return new
 
 
 def _set(c: StateCopier, value: set[Any]) -> set[Any]:
-    return c.remember(value, set(value))  # type: ignore[no-any-return]
+    return c.remember(value, set(value))
 
 
 def _deque(c: StateCopier, value: deque[Any]) -> deque[Any]:
     # Channel queues hold Messages, which the engine never changes once published.
-    return c.remember(value, deque(value, value.maxlen))  # type: ignore[no-any-return]
+    return c.remember(value, deque(value, value.maxlen))
 
 
 def _tuple(c: StateCopier, value: tuple[Any, ...]) -> tuple[Any, ...]:
     parts = tuple(map(c.copy, value))
     if all(a is b for a, b in zip(parts, value, strict=True)):
         return value
-    return c.remember(value, parts)  # type: ignore[no-any-return]
+    return c.remember(value, parts)
 
 
 def _slots(names: tuple[str, ...]) -> Callable[[StateCopier, Any], Any]:
@@ -100,7 +102,7 @@ def _slots(names: tuple[str, ...]) -> Callable[[StateCopier, Any], Any]:
 
     def copy(c: StateCopier, value: Any) -> Any:
         kind = type(value)
-        new = c.remember(value, kind.__new__(kind))
+        new = c.remember(value, object.__new__(kind))
         cp = c.copy
         put = object.__setattr__
         # Every slot is set by the constructors; the plain values (most of them) go as they are.
@@ -112,6 +114,31 @@ def _slots(names: tuple[str, ...]) -> Callable[[StateCopier, Any], Any]:
         return new
 
     return copy
+
+
+def _execution(c: StateCopier, ex: Execution) -> Execution:
+    """An Execution's copy, written out: one is copied per execution on every snapshot."""
+    new = c.remember(ex, Execution.__new__(Execution))
+    new.execution_id, new.step, new.input = ex.execution_id, ex.step, ex.input
+    new.from_execution_id, new.options = ex.from_execution_id, ex.options
+    new._phase, new.active, new.method, new.attempt = ex._phase, ex.active, ex.method, ex.attempt
+    new.attempt_token, new.first_started_ns = ex.attempt_token, ex.first_started_ns
+    # Contexts only read a method's Attribute snapshot, and a Wait is frozen: both shared.
+    new.method_snapshot, new.wait = ex.method_snapshot, ex.wait
+    new.wait_registered_ns = ex.wait_registered_ns
+    new.satisfied_conditions = ex.satisfied_conditions
+    reserved, consumed = ex._reserved, ex._consumed_values
+    new._reserved = None if reserved is None else {k: list(v) for k, v in reserved.items()}
+    new._consumed_values = None if consumed is None else {k: list(v) for k, v in consumed.items()}
+    new.task, new.parent_key = ex.task, ex.parent_key
+    unit = ex.pending_unit
+    new.pending_unit = None if unit is None else c.copy(unit)
+    extras = ex.__dict__
+    if extras:
+        cp = c.copy
+        for name, item in extras.items():
+            object.__setattr__(new, name, cp(item))
+    return new
 
 
 def _waiters(c: StateCopier, value: WaiterSet) -> WaiterSet:
@@ -165,7 +192,7 @@ _COPIERS: dict[type, Callable[[StateCopier, Any], Any]] = {
     set: _set,
     deque: _deque,
     tuple: _tuple,
-    Execution: _slots(Execution.__slots__),
+    Execution: _execution,
     FlowRun: _slots(FlowRun.__slots__),
     WaiterSet: _waiters,
     QueuedStart: _unit,

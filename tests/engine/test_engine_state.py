@@ -141,3 +141,25 @@ def test_the_fault_plan_counters_come_back_with_the_snapshot() -> None:
     assert plan.commits > commits
     engine.restore(before)
     assert plan.commits == commits
+
+
+def test_a_copied_execution_keeps_every_slot_and_shares_nothing_mutable() -> None:
+    from dexviz.engine.state import Execution
+    from dexviz.engine.state_copy import StateCopier
+
+    engine = _start(ContractEditFlow(), [ContractEdit("a"), ContractEdit("b")], 2)
+    assert engine is not None
+    for _ in range(6):
+        engine.step()
+    for ex in engine._rt.runs["flow-1"].executions.values():
+        copy = StateCopier().copy(ex)
+        assert copy is not ex
+        for name in Execution.__slots__:
+            if name == "__dict__":
+                assert copy.__dict__.keys() == ex.__dict__.keys()
+                continue
+            mine, theirs = getattr(copy, name), getattr(ex, name)
+            assert mine == theirs or name == "pending_unit", name
+            # The input (a private codec copy) and the Attribute snapshot are read-only: shared.
+            if isinstance(theirs, (dict, list)) and name not in ("method_snapshot", "input"):
+                assert mine is not theirs, name
