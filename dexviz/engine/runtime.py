@@ -5,8 +5,9 @@ from __future__ import annotations
 import gc
 import random
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from dexviz.engine.choice import Chooser, SeededChooser
@@ -332,6 +333,16 @@ class Runtime:
         if table is not None:
             for resume in table.forget(ex.execution_id):
                 self.scheduler.call_soon(resume)
+
+    @property
+    def lock_tables(self) -> Mapping[str, LockTable]:
+        """The lock table of each run that took a lock, by run id (read-only)."""
+        return MappingProxyType(self._locks)
+
+    @property
+    def stale_skips(self) -> Mapping[str, list[tuple[str, Any]]]:
+        """Remembered skips of timers that do not exist yet, by run id (read-only)."""
+        return MappingProxyType(self._stale_skips)
 
     def add_stale_skip(self, run: FlowRun, execution_id: str, timer_id: Any) -> None:
         """Remember a skip for a timer that does not exist yet (R128)."""

@@ -119,6 +119,15 @@ class Scheduler:
             self._release_due()
         return list(self._ready)
 
+    @property
+    def ready_units(self) -> tuple[Unit, ...]:
+        """The units ready now (in the order the chooser would see them)."""
+        return tuple(self._ready)
+
+    def timed_units(self) -> list[tuple[int, Unit]]:
+        """The live timers' units with their due times, earliest first."""
+        return [(t.due_ns, t.unit) for t in sorted(self._timers) if not t.canceled]
+
     def advance_to(self, time_ns: int) -> None:
         """Move virtual time forward to ``time_ns`` (never backward)."""
         self.now_ns = max(self.now_ns, time_ns)

@@ -52,6 +52,9 @@ class TimerState:
     handle: Any = None
 
 
+_NO_RESERVED: Mapping[str, list[Message]] = MappingProxyType({})
+
+
 class Execution:
     """One Step execution ``Type-N`` and everything the engine tracks about it.
 
@@ -161,6 +164,11 @@ class Execution:
     @reserved.setter
     def reserved(self, value: dict[str, list[Message]]) -> None:
         self._reserved = value
+
+    @property
+    def held_messages(self) -> Mapping[str, list[Message]]:
+        """The reserved messages per Channel, read-only and without creating the container."""
+        return self._reserved or _NO_RESERVED
 
     @property
     def holds_messages(self) -> bool:

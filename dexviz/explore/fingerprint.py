@@ -166,7 +166,7 @@ def _running(ex: Execution) -> bool:
 
 
 def _execution(ex: Execution, rank: dict[int, int]) -> tuple[Any, ...]:
-    reserved = tuple((k, _messages(ms, rank)) for k, ms in (ex._reserved or {}).items())
+    reserved = tuple((k, _messages(ms, rank)) for k, ms in ex.held_messages.items())
     timers = tuple(_cell(t) for t in ex.started_timers)
     handles = (ex.pending_unit is not None, ex.method_timeout is not None,
                ex.heartbeat_timer is not None)  # fmt: skip
@@ -176,7 +176,7 @@ def _execution(ex: Execution, rank: dict[int, int]) -> tuple[Any, ...]:
 
 def _ranks(run: FlowRun) -> dict[int, int]:
     numbers = [m.number for q in run.queues_view.values() for m in q]
-    numbers += [m.number for ex in run.executions.values() for ms in (ex._reserved or {}).values()
+    numbers += [m.number for ex in run.executions.values() for ms in ex.held_messages.values()
                 for m in ms]  # fmt: skip
     return {number: i for i, number in enumerate(sorted(set(numbers)))}
 
@@ -193,8 +193,8 @@ def _run(run: FlowRun) -> tuple[Any, ...]:
 
 
 def _scheduler(sim: Scheduler) -> tuple[Any, ...]:
-    ready = sorted(repr(unit(u)) for u in sim._ready)
-    timers = sorted(repr((t.due_ns, unit(t.unit))) for t in sim._timers if not t.canceled)
+    ready = sorted(repr(unit(u)) for u in sim.ready_units)
+    timers = sorted(repr((due, unit(u))) for due, u in sim.timed_units())
     return (sim.now_ns, tuple(ready), tuple(timers))
 
 
@@ -206,7 +206,7 @@ def _faults(plan: FaultPlan) -> int:
 
 def _runtime(rt: Runtime) -> tuple[Any, ...]:
     sim = rt.sim
-    if sim is None or len(rt.runs) != 1 or rt.previous_runs or rt._stale_skips:
+    if sim is None or len(rt.runs) != 1 or rt.previous_runs or rt.stale_skips:
         raise Opaque("not one simulated Flow run")
     if rt.continue_as_new.watching:
         # A pending request, or a threshold counted in events (which are names here).
@@ -219,7 +219,7 @@ def _runtime(rt: Runtime) -> tuple[Any, ...]:
     locks = tuple(sorted(
         (flow_id, tuple(sorted(table.held.items())),
          tuple((keys, owner, unit(resume)) for keys, owner, resume in table.waiting))
-        for flow_id, table in rt._locks.items()
+        for flow_id, table in rt.lock_tables.items()
     ))  # fmt: skip
     return (_run(run), scheduler, locks, _faults(rt.faults))
 
