@@ -394,3 +394,103 @@ def test_imports_inside_functions_and_type_checking_blocks_are_classified():
         "graphviz": (True, False),  # a class body runs at import time
         "matplotlib": (False, False),
     }
+
+
+# ---------------------------------------------------------------------------- cycles
+
+CYCLE_PACKAGES = ("engine", "analysis", "viz", "sdk", "widgets", "report", "explore", "history")
+"""Packages inside which no import cycle may exist (``TYPE_CHECKING`` and deferred imports
+count: each traces a real dependency)."""
+
+
+def package_graph(package_dir: Path, package: str) -> dict[str, set[str]]:
+    """Each module of ``dexviz.<package>`` and the modules of the same package it imports."""
+    prefix = f"dexviz.{package}"
+    modules: dict[str, Path] = {}
+    for path in sorted((package_dir / package).rglob("*.py")):
+        modules[module_name(package_dir, path)] = path
+    graph: dict[str, set[str]] = {name: set() for name in modules}
+    for name, path in modules.items():
+        for site in import_sites(package_dir, path):
+            target = site.target
+            while target and target not in modules:
+                target = target.rpartition(".")[0]
+            if target and target.startswith(prefix) and target != name and target != prefix:
+                graph[name].add(target)
+    return graph
+
+
+def _reachable(graph: dict[str, set[str]], start: str) -> set[str]:
+    seen: set[str] = set()
+    todo = list(graph[start])
+    while todo:
+        node = todo.pop()
+        if node not in seen:
+            seen.add(node)
+            todo.extend(graph[node])
+    return seen
+
+
+def cycles(graph: dict[str, set[str]]) -> list[frozenset[str]]:
+    """The strongly connected components with more than one module (the graphs are small)."""
+    reach = {node: _reachable(graph, node) for node in graph}
+    found: list[frozenset[str]] = []
+    for node in sorted(graph):
+        component = frozenset({node} | {m for m in reach[node] if node in reach[m]})
+        if len(component) > 1 and component not in found:
+            found.append(component)
+    return found
+
+
+def _short(modules: frozenset[str]) -> frozenset[str]:
+    return frozenset(m.rpartition(".")[2] for m in modules)
+
+
+KNOWN_CYCLES: dict[str, list[frozenset[str]]] = {
+    # The engine's service-locator cycle around runtime.py (TYPE_CHECKING imports of Runtime).
+    "engine": [frozenset({
+        "closing", "continue_as_new", "decide", "fast", "fast_wait", "heartbeats", "invoke",
+        "runtime", "starts", "step_settings", "subflows", "time_travel", "timeouts", "units",
+        "waits",
+    })],
+    "analysis": [frozenset({"_execution_fold", "executions"}),
+                 frozenset({"_lineage_build", "lineage"})],
+    "viz": [frozenset({"_overlay_dot", "execution_view"})],
+    "sdk": [frozenset({"attribute", "channel", "client_options", "condition", "flow_config",
+                       "flow_options", "options"})],
+    "widgets": [frozenset({"debugger", "snapshot", "view"})],
+}  # fmt: skip
+"""Cycles that exist today and are being broken: an expected-failure list that may only
+shrink. A cycle that is gone or changed must be removed from it; a new one fails the test.
+Modules by short name, per package."""
+
+
+def test_no_import_cycle_inside_a_package_beyond_the_known_ones():
+    problems = []
+    for package in CYCLE_PACKAGES:
+        if not (PACKAGE_DIR / package).is_dir():
+            continue
+        found = {_short(c) for c in cycles(package_graph(PACKAGE_DIR, package))}
+        known = set(KNOWN_CYCLES.get(package, []))
+        problems += [f"{package}: new import cycle {sorted(c)}" for c in found - known]
+        problems += [
+            f"{package}: the known cycle {sorted(c)} is gone or changed; update KNOWN_CYCLES"
+            for c in known - found
+        ]
+    assert not problems, "\n".join(problems)
+
+
+def test_the_cycle_finder_counts_type_checking_and_deferred_imports(tmp_path):
+    root = _write_tree(tmp_path, {
+        "dexviz/__init__.py": "",
+        "dexviz/engine/__init__.py": "",
+        "dexviz/engine/a.py": "from dexviz.engine.b import B\n",
+        "dexviz/engine/b.py": (
+            "from typing import TYPE_CHECKING\n"
+            "if TYPE_CHECKING:\n    from dexviz.engine.c import C\n"
+        ),
+        "dexviz/engine/c.py": "def f():\n    from dexviz.engine import a\n",
+        "dexviz/engine/d.py": "from dexviz.engine.a import A\n",
+    })  # fmt: skip
+    found = cycles(package_graph(root, "engine"))
+    assert [_short(c) for c in found] == [frozenset({"a", "b", "c"})]

@@ -244,7 +244,7 @@ class FlowRun:
     # The ``Type-N`` counters of a second and later Step types, and the waiter index of a
     # second and later Channels (the first of each lives in two slots).
     _more_counts: dict[str, int] | None = None
-    _more_waiters: dict[str, WaiterSet] | None = None
+    _more_waiters: dict[str, WaiterSet[Execution]] | None = None
 
     def __init__(self, flow_id: str, run_id: str, definition: FlowDefinition, started_ns: int):
         self.flow_id = flow_id
@@ -260,7 +260,7 @@ class FlowRun:
         self._first_type: str | None = None
         self._first_count = 0
         self._first_channel: str | None = None
-        self._first_waiters: WaiterSet | None = None
+        self._first_waiters: WaiterSet[Execution] | None = None
         self._completions: list[StepCompletion] | None = None
         self.closing = False
         self.active_count = 0
@@ -352,7 +352,7 @@ class FlowRun:
             more[step_type] = number
         return f"{step_type}-{number}"
 
-    def waiters_of(self, channel: str) -> WaiterSet | None:
+    def waiters_of(self, channel: str) -> WaiterSet[Execution] | None:
         """The executions waiting on a physical Channel name, if any were indexed."""
         if channel == self._first_channel:
             return self._first_waiters
@@ -373,9 +373,9 @@ class FlowRun:
         found.add(ex)
 
     @property
-    def waiters(self) -> dict[str, WaiterSet]:
+    def waiters(self) -> dict[str, WaiterSet[Execution]]:
         """The waiter index by physical Channel name (a new dict of the same WaiterSets)."""
-        found: dict[str, WaiterSet] = {}
+        found: dict[str, WaiterSet[Execution]] = {}
         if self._first_channel is not None and self._first_waiters is not None:
             found[self._first_channel] = self._first_waiters
         if self._more_waiters:

@@ -141,8 +141,8 @@ def _execution(c: StateCopier, ex: Execution) -> Execution:
     return new
 
 
-def _waiters(c: StateCopier, value: WaiterSet) -> WaiterSet:
-    new = c.remember(value, WaiterSet())
+def _waiters(c: StateCopier, value: WaiterSet[Any]) -> WaiterSet[Any]:
+    new: WaiterSet[Any] = c.remember(value, WaiterSet())
     list.extend(new, map(c.copy, value))
     positions = value._positions
     new._positions = None if positions is None else dict(positions)

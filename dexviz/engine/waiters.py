@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from dexviz.engine.state import Execution
+from typing import Protocol, TypeVar
 
 
-class WaiterSet(list["Execution"]):
+class Waiter(Protocol):
+    """What a WaiterSet needs of an item: its execution id (an Execution, in the engine)."""
+
+    @property
+    def execution_id(self) -> str:
+        """The id that names the waiter."""
+        ...
+
+
+W = TypeVar("W", bound=Waiter)
+
+
+class WaiterSet(list[W]):
     """The executions waiting on one Channel: O(1) add, remove and random pick.
 
     Most Channels have a waiter or two (a parked Flow has one), so the id-to-position index is
@@ -27,7 +36,7 @@ class WaiterSet(list["Execution"]):
         self._positions: dict[str, int] | None = None
 
     @property
-    def items(self) -> list[Execution]:
+    def items(self) -> list[W]:
         """The waiting executions, in pick order (the set itself)."""
         return self
 
@@ -39,7 +48,7 @@ class WaiterSet(list["Execution"]):
                 return position
         return None
 
-    def add(self, ex: Execution) -> None:
+    def add(self, ex: W) -> None:
         """Add ``ex`` (once)."""
         execution_id = ex.execution_id
         positions = self._positions
@@ -55,7 +64,7 @@ class WaiterSet(list["Execution"]):
             positions[execution_id] = len(self)
             self.append(ex)
 
-    def discard(self, ex: Execution) -> None:
+    def discard(self, ex: W) -> None:
         """Remove ``ex`` if present, moving the last item into its slot."""
         position = self._position(ex.execution_id)
         if position is None:
