@@ -77,7 +77,7 @@ class FastPath:
         to the general path (an error, a result this path does not commit).
         """
         _, run, ex, method, settings = unit
-        # run.is_open, inlined: this runs on every transition.
+        # run.is_open, inlined (mirrors dexviz.engine.state.FlowRun.is_open): every transition.
         if not ex.active or run.status is not _RUNNING or run.closing:
             return
         rt = self._rt
@@ -95,7 +95,8 @@ class FastPath:
             and not faults.failures
             and faults.budget is None
             and ex.options is settings.options
-            # same_copy, inlined: a None input is its own copy too.
+            # same_copy, inlined (mirrors dexviz.sdk.codec.CodecRegistry.roundtrip): a None
+            # input is its own copy too.
             and (type(value) is input_type or value is None)
             and (input_type is not int or value is None or INT64[0] <= value <= INT64[1])
             and (settings.fast_execute if method == "execute" else settings.fast_wait_for)
@@ -104,7 +105,8 @@ class FastPath:
             return
         # Attempt 1, in one function with the checks above: this runs on every transition.
         recorder = rt.recorder
-        # The phase setter, inlined (the execution is active: it was queued).
+        # The phase setter, inlined (mirrors dexviz.engine.state.Execution.phase): the
+        # execution is active, it was queued.
         ex._phase = _EXECUTE if method == "execute" else _WAIT_FOR
         ex.method = method
         now = rt.scheduler.now_ns
@@ -112,7 +114,7 @@ class FastPath:
         ex.attempt = 1
         token = ex.attempt_token = ex.attempt_token + 1
         ex.pending_unit = None
-        # Recorder.emit, inlined.
+        # Recorder.emit, inlined (mirrors dexviz.engine.recorder.Recorder.emit).
         pending = recorder._pending
         if not pending:  # the usual start of a unit: nothing buffered yet
             events: list[Event] = []
@@ -196,7 +198,8 @@ class FastPath:
                 return None
             value = movement.input
             value_type = type(value)
-            # same_copy, inlined, and only for immutable scalars: anything else needs the
+            # same_copy, inlined (mirrors dexviz.sdk.codec.CodecRegistry.roundtrip), and only
+            # for immutable scalars: anything else needs the
             # general path's checked copy, so a caller's later mutation cannot reach it.
             if value is not None and (
                 value_type is not target.input_type
@@ -235,7 +238,8 @@ class FastPath:
         )
         ex._reserved = None  # consumed for good now that the Execute committed
         if ex.heartbeat_timer is None and ex.method_timeout is None and ex.pending_unit is None:
-            # Closing.finish with nothing to cancel, inlined.
+            # Closing.finish with nothing to cancel, inlined (mirrors
+            # dexviz.engine.closing.Closing.finish).
             if ex.active and ex.counted:
                 run.active_count -= 1
             ex._phase = _DONE
@@ -270,7 +274,10 @@ class FastPath:
     def _published(
         self, run: FlowRun, ex: Execution, messages: list[Message], events: list[Event]
     ) -> None:
-        """effects.emit_published, inlined: one MessagePublished per message, in order."""
+        """effects.emit_published, inlined: one MessagePublished per message, in order.
+
+        Mirrors dexviz.engine.effects.emit_published.
+        """
         now = self._rt.scheduler.now_ns
         source = ex.execution_id
         flow_id, run_id, step_type = run.flow_id, run.run_id, ex.step.step_type
@@ -286,7 +293,9 @@ class FastPath:
     ) -> Execution | tuple[Execution, ...]:
         """Create, record and queue the executions of checked moves, in movement order (R16).
 
-        Decisions.create_execution and announce, inlined: ids are given in movement order and
+        Decisions.create_execution and announce, inlined (mirrors
+        dexviz.engine.decide.Decisions.create_execution and
+        dexviz.engine.decide.Decisions.announce): ids are given in movement order and
         each StepExecutionCreated follows in the same order, as on the general path.
         """
         rt = self._rt
@@ -300,7 +309,8 @@ class FastPath:
         settings: StepSettings
         for settings, value in zip(moves[::2], moves[1::2]):  # noqa: B905 - pairs, by design
             step_type = settings.step_type
-            # FlowRun.next_execution_id, inlined for a Step type the run has numbered before.
+            # FlowRun.next_execution_id, inlined for a Step type the run has numbered before
+            # (mirrors dexviz.engine.state.FlowRun.next_execution_id).
             if step_type == run._first_type:
                 number = run._first_count = run._first_count + 1
                 execution_id = f"{step_type}-{number}"
@@ -321,7 +331,8 @@ class FastPath:
                 _new_event(Event, (run.seq, now, _CREATED, flow_id, run_id, execution_id,
                                    step_type, None, None, payload))
             )  # fmt: skip
-            # Invoker.start_method_soon, inlined: a new execution is QUEUED already.
+            # Invoker.start_method_soon, inlined (mirrors
+            # dexviz.engine.invoke.Invoker.start_method_soon): a new execution is QUEUED already.
             method = execution.method = settings.first_method
             unit = _new_tuple(QueuedStart, (invoker, run, execution, method, settings))
             if ready is not None:
