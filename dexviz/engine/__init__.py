@@ -2,7 +2,6 @@
 
 from dexviz.engine.client import Client
 from dexviz.engine.engine import Engine
-from dexviz.engine.engine_state import EngineSnapshot, EngineState, SnapshotError
 from dexviz.engine.faults import (
     CancelExecution,
     CrashAfterCommit,
@@ -41,3 +40,14 @@ __all__ = [
     "StoreError",
     "simulate",
 ]
+
+_SNAPSHOTS = frozenset({"EngineSnapshot", "EngineState", "SnapshotError"})
+
+
+def __getattr__(name: str) -> object:
+    """The snapshot names, imported on first use (pickle is not needed to run a Flow)."""
+    if name in _SNAPSHOTS:
+        from dexviz.engine import engine_state
+
+        return getattr(engine_state, name)
+    raise AttributeError(f"module 'dexviz.engine' has no attribute {name!r}")

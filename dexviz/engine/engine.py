@@ -7,11 +7,9 @@ from collections.abc import Callable, Collection, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from dexviz.engine import engine_state
 from dexviz.engine.choice import Chooser
 from dexviz.engine.client import Client
 from dexviz.engine.drive import drive
-from dexviz.engine.engine_state import EngineSnapshot
 from dexviz.engine.faults import FaultPlan
 from dexviz.engine.flow_state import FlowState
 from dexviz.engine.recovery import Recovery, RecoveryReport
@@ -28,6 +26,7 @@ from dexviz.sdk.results import FlowResult
 
 if TYPE_CHECKING:
     from dexviz.engine.async_client import AsyncClient
+    from dexviz.engine.engine_state import EngineSnapshot
 
 Breakpoint = EventKind | str | type | Callable[[Event], bool]
 
@@ -296,6 +295,8 @@ class Engine:
             SnapshotError: a live engine, a durable store, a coroutine handler in flight, or a
                 value in the state that cannot be pickled.
         """
+        from dexviz.engine import engine_state  # pickle loads only for snapshots
+
         self._check_open()
         with self._rt.lock:
             return engine_state.take(self._rt)
@@ -306,6 +307,8 @@ class Engine:
         Raises:
             SnapshotError: the snapshot is of other Flows, or this engine cannot hold it.
         """
+        from dexviz.engine import engine_state
+
         self._check_open()
         with self._rt.lock:
             engine_state.restore(self._rt, state)
