@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from dexviz.analysis.executions import (
+from dexviz.analysis.execution_records import (
     Attempt,
     AttemptOutcome,
     Execution,
