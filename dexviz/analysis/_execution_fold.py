@@ -1,4 +1,4 @@
-"""The fold behind ``build_executions``: one pass over a run's events, one draft per execution."""
+"""The fold behind ``build_executions``: a HistoryFold of one run, one draft per execution."""
 
 from __future__ import annotations
 

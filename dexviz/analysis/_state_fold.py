@@ -1,4 +1,4 @@
-"""The mutable state behind ``StateFolder``: one handler per event kind that changes state."""
+"""The mutable state behind ``StateFolder``: a HistoryFold of queues, Attributes and executions."""
 
 from __future__ import annotations
 

@@ -2,8 +2,8 @@
 
 Every state change the engine makes is described by the events of the commit that makes it, so
 the state of a run at its last commit is a pure function of its events. This module computes it
-as plain JSON-ready data (no engine objects); :mod:`dexviz.engine.recovery` turns it back into a
-live run.
+as plain JSON-ready data (no engine objects) with the shared execution-phase fold of
+:mod:`dexviz.history.phases`; :mod:`dexviz.engine.recovery` turns it back into a live run.
 """
 
 from __future__ import annotations
