@@ -26,27 +26,87 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from dexviz import (
+    Channel,
+    Context,
+    Engine,
+    Step,
+    StepDecision,
+    TimeTravelOptions,
+    TimeTravelStepMethod,
+    TimeTravelType,
+    Wait,
+    graceful_complete,
+)
 from dexviz.analysis import _execution_fold, state
 from dexviz.analysis.executions import select_run
 from dexviz.engine import fork, recovery_fold
 from dexviz.history import EventKind, History
 from tests.analysis.runs import contract_edit_run
+from tests.engine.flows_a import NO_RETRY, AdHocFlow
 
 HISTORIES = Path(__file__).resolve().parent.parent / "fixtures" / "histories"
 GOLDEN = Path(__file__).resolve().parent.parent / "golden" / "fold" / "consumers.json"
 SIMULATED = {f"contract_edit_seed{seed}_reviewers{n}": (seed, n) for seed in (0, 1) for n in (3, 8)}
+RESUMED = "time_travel_resumes_reserved_messages"
+INBOX = Channel("fold_inbox", str)
+
+
+class TakeThenFail(Step[int]):
+    """Takes one message, then fails its Execute until the third run."""
+
+    def __init__(self) -> None:
+        self.runs: list[str] = []
+
+    def get_step_options(self) -> Any:
+        return NO_RETRY
+
+    def wait_for(self, context: Context, n: int) -> Wait:
+        return Wait.until(INBOX.for_one())
+
+    def execute(self, context: Context, n: int) -> StepDecision:
+        if context.run_id not in self.runs:
+            self.runs.append(context.run_id)
+        if len(self.runs) < 3:
+            raise RuntimeError("not yet")
+        return graceful_complete(",".join(INBOX.results(context)))
+
+
+def resumed_with_messages_run() -> History:
+    """A failed Execute that took a message, time-travelled to twice.
+
+    Both forks resume the execution satisfied (``resumed_phase``); the first one holds the
+    message (``reserved``), the second none, as the fork folds only the messages consumed in
+    the run it forks.
+    """
+    flow = AdHocFlow("FoldResumed", TakeThenFail(), [], [INBOX])
+    engine = Engine([flow], seed=0)
+    client = engine.client()
+    client.start_flow(flow, "flow-1", 1)
+    client.publish("flow-1", INBOX, "m")
+    engine.run()
+    again = TimeTravelOptions(
+        TimeTravelType.STEP_EXECUTION_ID, step_execution_id="TakeThenFail-1",
+        step_method=TimeTravelStepMethod.EXECUTE,
+    )
+    for _ in range(2):
+        client.time_travel("flow-1", again)
+        engine.run()
+    return engine.history("flow-1")
 
 
 def load(name: str) -> History:
-    """A recorded history of ``tests/fixtures/histories`` or a simulated ContractEditFlow run."""
+    """A recorded history of ``tests/fixtures/histories`` or a simulated run."""
     if name in SIMULATED:
         return contract_edit_run(*SIMULATED[name])
+    if name == RESUMED:
+        return resumed_with_messages_run()
     return History.from_jsonl((HISTORIES / f"{name}.jsonl").read_text(encoding="utf-8"))
 
 
 def names() -> list[str]:
     """Every history the digests cover."""
-    return sorted([p.stem for p in HISTORIES.glob("*.jsonl")] + list(SIMULATED))
+    return sorted([p.stem for p in HISTORIES.glob("*.jsonl")] + [*SIMULATED, RESUMED])
 
 
 # -- what each consumer returns, as text (record field order does not count) --------------------
