@@ -187,7 +187,7 @@ def state_view(module: ModuleType, history: History) -> list[str]:
 
 
 def executions_view(module: ModuleType, history: History) -> list[str]:
-    """The execution records of every run."""
+    """The execution records of every run (not the Flow spec it copies: that records lines)."""
 
     def compute() -> list[str]:
         out = []
@@ -196,7 +196,7 @@ def executions_view(module: ModuleType, history: History) -> list[str]:
             run = module.fold_run(chosen, events)
             out.append(repr((
                 run.flow_id, run.run_id, run.flow_type, run.start_ns, run.end_ns, run.close,
-                run.spec, list(run.values()),
+                sorted(run.spec), list(run.values()),
             )))
         return out
 
