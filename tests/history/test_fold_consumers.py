@@ -187,7 +187,8 @@ def state_view(module: ModuleType, history: History) -> list[str]:
 
 
 def executions_view(module: ModuleType, history: History) -> list[str]:
-    """The execution records of every run (not the Flow spec it copies: that records lines)."""
+    """The execution records of every run, without what records source lines (the Flow spec,
+    stack traces), so moving code does not change a digest."""
 
     def compute() -> list[str]:
         out = []
@@ -196,11 +197,18 @@ def executions_view(module: ModuleType, history: History) -> list[str]:
             run = module.fold_run(chosen, events)
             out.append(repr((
                 run.flow_id, run.run_id, run.flow_type, run.start_ns, run.end_ns, run.close,
-                sorted(run.spec), list(run.values()),
+                sorted(run.spec), [_without_traces(e) for e in run.values()],
             )))
         return out
 
     return _guard(compute)
+
+
+def _without_traces(execution: Any) -> Any:
+    attempts = tuple(
+        dataclasses.replace(a, stack_trace=bool(a.stack_trace)) for a in execution.attempts
+    )
+    return dataclasses.replace(execution, attempts=attempts)
 
 
 VIEWS: dict[str, tuple[Callable[[ModuleType, History], list[str]], ModuleType]] = {
