@@ -1,12 +1,12 @@
-"""The fold behind ``build_executions``: one pass over a run's events, one draft per execution."""
+"""The fold behind ``build_executions``: a HistoryFold of one run, one draft per execution."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from dexviz.analysis.executions import (
+from dexviz.analysis.execution_records import (
     Attempt,
     AttemptOutcome,
     Execution,
@@ -16,34 +16,11 @@ from dexviz.analysis.executions import (
     RunExecutions,
 )
 from dexviz.history import Event, EventKind
+from dexviz.history.fold import HistoryFold, integer, items, mapping, text
 
 _K = EventKind
 _FAILED_KINDS = frozenset({str(_K.STEP_WAIT_FOR_FAILED), str(_K.STEP_EXECUTE_FAILED)})
 _PENDING_KINDS = frozenset({str(_K.STEP_WAIT_FOR_PENDING), str(_K.STEP_EXECUTE_PENDING)})
-
-
-def text(payload: Mapping[str, Any], key: str) -> str | None:
-    """``payload[key]`` when it is a string, else None."""
-    value = payload.get(key)
-    return value if isinstance(value, str) else None
-
-
-def integer(payload: Mapping[str, Any], key: str) -> int | None:
-    """``payload[key]`` when it is an int (not a bool), else None."""
-    value = payload.get(key)
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def mapping(payload: Mapping[str, Any], key: str) -> Mapping[str, Any]:
-    """``payload[key]`` when it is a mapping, else an empty one."""
-    value = payload.get(key)
-    return value if isinstance(value, Mapping) else {}
-
-
-def items(payload: Mapping[str, Any], key: str) -> list[Any]:
-    """``payload[key]`` when it is a list, else an empty list."""
-    value = payload.get(key)
-    return value if isinstance(value, list) else []
 
 
 @dataclass
@@ -89,7 +66,7 @@ class _Draft:
             self.finished_ns, self.finished_seq = event.time_ns, event.seq
 
 
-class _Fold:
+class _Fold(HistoryFold):
     """Applies a run's events in order; ``result()`` freezes the drafts."""
 
     def __init__(self, run_id: str) -> None:
@@ -98,35 +75,16 @@ class _Fold:
         self.start: Event | None = None
         self.close: FlowClose | None = None
         self.last_ns = 0
-        self.handlers: dict[str, Callable[[Event, _Draft], None]] = {
-            str(_K.STEP_EXECUTION_CREATED): self._created,
-            str(_K.ATTEMPT_STARTED): self._attempt_started,
-            str(_K.ATTEMPT_FAILED): self._attempt_failed,
-            str(_K.STEP_WAIT_FOR_COMPLETED): self._wait_for_completed,
-            str(_K.STEP_WAIT_FOR_FAILED): self._wait_for_failed,
-            str(_K.WAIT_SATISFIED): self._wait_satisfied,
-            str(_K.STEP_EXECUTE_COMPLETED): self._execute_completed,
-            str(_K.STEP_EXECUTE_FAILED): self._execute_failed,
-            str(_K.STEP_WAIT_FOR_PENDING): self._pending,
-            str(_K.STEP_EXECUTE_PENDING): self._pending,
-            str(_K.EXECUTION_CANCELED): self._canceled,
-            str(_K.MESSAGE_PUBLISHED): self._published,
-        }
 
     def apply(self, event: Event) -> None:
         """Fold one event into the drafts."""
         self.last_ns = event.time_ns
-        kind = str(event.kind)
-        if kind == _K.FLOW_STARTED_OR_CONTINUED and self.start is None:
+        super().apply(event)
+
+    def on_flow_started_or_continued(self, event: Event) -> None:
+        """The run's first start event holds its Flow spec and start time."""
+        if self.start is None:
             self.start = event
-        elif kind == _K.FLOW_CLOSED:
-            self._closed(event)
-        handler = self.handlers.get(kind)
-        if handler is None:
-            return
-        draft = self._draft_for(event)
-        if draft is not None:
-            handler(event, draft)
 
     def _draft_for(self, event: Event) -> _Draft | None:
         if str(event.kind) == _K.MESSAGE_PUBLISHED:
@@ -141,7 +99,11 @@ class _Fold:
             self.drafts[event.execution_id] = draft
         return draft
 
-    def _created(self, event: Event, draft: _Draft) -> None:
+    def on_step_execution_created(self, event: Event) -> None:
+        """Its parent, reason, input and creation; it is its parent's next."""
+        draft = self._draft_for(event)
+        if draft is None:
+            return
         payload = event.payload
         draft.parent = text(payload, "from_execution_id")
         draft.reason = text(payload, "reason")
@@ -152,14 +114,22 @@ class _Fold:
         if parent is not None and parent.execution_id != draft.execution_id:
             parent.next.append(draft.execution_id)
 
-    def _attempt_started(self, event: Event, draft: _Draft) -> None:
+    def on_attempt_started(self, event: Event) -> None:
+        """A new attempt runs (one still running was cut off)."""
+        draft = self._draft_for(event)
+        if draft is None:
+            return
         draft.end_running(event.time_ns, AttemptOutcome.CANCELED)
         draft.running = Attempt(
             draft.execution_id, event.method or "", event.attempt or 1, event.time_ns, None,
             AttemptOutcome.RUNNING,
         )
 
-    def _attempt_failed(self, event: Event, draft: _Draft) -> None:
+    def on_attempt_failed(self, event: Event) -> None:
+        """The attempt failed, with its error and retry."""
+        draft = self._draft_for(event)
+        if draft is None:
+            return
         payload = event.payload
         running = draft.running or Attempt(
             draft.execution_id, event.method or "", event.attempt or 1, event.time_ns, None,
@@ -181,14 +151,22 @@ class _Fold:
         )
         draft.running = None
 
-    def _wait_for_completed(self, event: Event, draft: _Draft) -> None:
+    def on_step_wait_for_completed(self, event: Event) -> None:
+        """The WaitFor attempt completed; the condition wait begins."""
+        draft = self._draft_for(event)
+        if draft is None:
+            return
         draft.end_running(event.time_ns, AttemptOutcome.COMPLETED)
         draft.last_method_kind = str(event.kind)
         draft.has_wait_for = True
         draft.wait_for_end_ns = draft.wait_start_ns = event.time_ns
         draft.wait = mapping(event.payload, "wait")
 
-    def _wait_for_failed(self, event: Event, draft: _Draft) -> None:
+    def on_step_wait_for_failed(self, event: Event) -> None:
+        """The WaitFor failed for good (finished unless it proceeds)."""
+        draft = self._draft_for(event)
+        if draft is None:
+            return
         draft.end_running(event.time_ns, AttemptOutcome.FAILED)
         draft.last_method_kind = str(event.kind)
         draft.has_wait_for = True
@@ -198,7 +176,11 @@ class _Fold:
         if text(event.payload, "policy") != "PROCEED":
             draft.finish(event)
 
-    def _wait_satisfied(self, event: Event, draft: _Draft) -> None:
+    def on_wait_satisfied(self, event: Event) -> None:
+        """The wait ended and took these messages."""
+        draft = self._draft_for(event)
+        if draft is None:
+            return
         draft.wait_end_ns = event.time_ns
         draft.satisfied_seq = event.seq
         for message in items(event.payload, "messages"):
@@ -206,14 +188,22 @@ class _Fold:
                 ref = MessageRef(str(message.get("channel")), str(message.get("message_id")))
                 draft.consumed.append(ref)
 
-    def _execute_completed(self, event: Event, draft: _Draft) -> None:
+    def on_step_execute_completed(self, event: Event) -> None:
+        """The Execute committed its decision: finished."""
+        draft = self._draft_for(event)
+        if draft is None:
+            return
         draft.end_running(event.time_ns, AttemptOutcome.COMPLETED)
         draft.last_method_kind = str(event.kind)
         draft.execute_end_ns = event.time_ns
         draft.decision = mapping(event.payload, "decision")
         draft.finish(event)
 
-    def _execute_failed(self, event: Event, draft: _Draft) -> None:
+    def on_step_execute_failed(self, event: Event) -> None:
+        """The Execute failed for good: finished, maybe routed."""
+        draft = self._draft_for(event)
+        if draft is None:
+            return
         draft.end_running(event.time_ns, AttemptOutcome.FAILED)
         draft.last_method_kind = str(event.kind)
         draft.execute_end_ns = event.time_ns
@@ -222,22 +212,35 @@ class _Fold:
         draft.recovery = text(event.payload, "recovery_execution_id")
         draft.finish(event)
 
-    def _pending(self, event: Event, draft: _Draft) -> None:
+    def on_step_wait_for_pending(self, event: Event) -> None:
+        """The attempt was cut off by the end of the run."""
+        draft = self._draft_for(event)
+        if draft is None:
+            return
         draft.end_running(event.time_ns, AttemptOutcome.PENDING)
         draft.last_method_kind = str(event.kind)
 
-    def _canceled(self, event: Event, draft: _Draft) -> None:
+    def on_execution_canceled(self, event: Event) -> None:
+        """Canceled: the attempt running ends, the execution finishes."""
+        draft = self._draft_for(event)
+        if draft is None:
+            return
         if draft.canceled is None:
             draft.canceled = event
         draft.end_running(event.time_ns, AttemptOutcome.CANCELED)
         draft.finish(event)
 
-    def _published(self, event: Event, draft: _Draft) -> None:
+    def on_message_published(self, event: Event) -> None:
+        """A message its commit published."""
+        draft = self._draft_for(event)
+        if draft is None:
+            return
         payload = event.payload
         ref = MessageRef(str(payload.get("channel")), str(payload.get("message_id")))
         draft.published.append(ref)
 
-    def _closed(self, event: Event) -> None:
+    def on_flow_closed(self, event: Event) -> None:
+        """The run's close; attempts still running end as pending."""
         payload = event.payload
         outputs = tuple(o for o in items(payload, "outputs") if isinstance(o, Mapping))
         self.close = FlowClose(
@@ -246,6 +249,8 @@ class _Fold:
         )
         for draft in self.drafts.values():
             draft.end_running(event.time_ns, AttemptOutcome.PENDING)
+
+    on_step_execute_pending = on_step_wait_for_pending
 
     def result(self, events: tuple[Event, ...]) -> RunExecutions:
         """Freeze the drafts into a RunExecutions."""

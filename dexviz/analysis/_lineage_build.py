@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator, Mapping
 
-from dexviz.analysis._execution_fold import items, text
 from dexviz.analysis.executions import Execution, ExecutionStatus, RunExecutions
-from dexviz.analysis.lineage import STATUS_ORDER, LineageEdge, LineageNode, group_status
+from dexviz.analysis.lineage_records import STATUS_ORDER, LineageEdge, LineageNode, group_status
 from dexviz.history import EventKind
 from dexviz.history._plural import plural
+from dexviz.history.fold import items, text
 
 START = "__start__"
 END = "__end__"

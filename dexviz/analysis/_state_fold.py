@@ -1,13 +1,13 @@
-"""The mutable state behind ``StateFolder``: one handler per event kind that changes state."""
+"""The mutable state behind ``StateFolder``: a HistoryFold of queues, Attributes and executions."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from dexviz.analysis._execution_fold import items, mapping, text
 from dexviz.history import Event, EventKind
+from dexviz.history.fold import HistoryFold, items, mapping, text
 
 _K = EventKind
 
@@ -54,7 +54,7 @@ class ActiveExecution:
                                method or self.method, attempt or self.attempt)
 
 
-class MutableState:
+class MutableState(HistoryFold):
     """Queues, reservations, Attributes and active executions, changed event by event."""
 
     def __init__(self) -> None:
@@ -66,24 +66,6 @@ class MutableState:
         self.closed: str | None = None
         self.completion_requested = False
         self._returning: tuple[str, str, int] | None = None
-        self._handlers: dict[str, Callable[[Event], None]] = {
-            str(_K.FLOW_STARTED_OR_CONTINUED): self._started,
-            str(_K.STEP_EXECUTION_CREATED): self._created,
-            str(_K.ATTEMPT_STARTED): self._attempt_started,
-            str(_K.ATTEMPT_FAILED): self._attempt_failed,
-            str(_K.STEP_WAIT_FOR_COMPLETED): self._wait_for_completed,
-            str(_K.STEP_WAIT_FOR_FAILED): self._wait_for_failed,
-            str(_K.WAIT_SATISFIED): self._wait_satisfied,
-            str(_K.STEP_EXECUTE_COMPLETED): self._execute_finished,
-            str(_K.STEP_EXECUTE_FAILED): self._execute_finished,
-            str(_K.EXECUTION_CANCELED): self._canceled,
-            str(_K.RPC_EXECUTION_COMPLETED): self._apply_writes,
-            str(_K.MESSAGE_PUBLISHED): self._published,
-            str(_K.MESSAGE_CONSUMED): self._consumed,
-            str(_K.MESSAGE_RETURNED): self._returned,
-            str(_K.COMPLETION_REQUESTED): self._completion_requested,
-            str(_K.FLOW_CLOSED): self._closed,
-        }
 
     def copy(self) -> MutableState:
         """An independent copy (values are shared: the fold never mutates them)."""
@@ -99,15 +81,13 @@ class MutableState:
 
     def apply(self, event: Event) -> None:
         """Change the state by one event; kinds that change nothing are ignored."""
-        kind = str(event.kind)
-        if kind != _K.MESSAGE_RETURNED:
+        if event.kind != _K.MESSAGE_RETURNED:
             self._returning = None
-        handler = self._handlers.get(kind)
-        if handler is not None:
-            handler(event)
+        super().apply(event)
 
     # ---------------------------------------------------------------- the Flow
-    def _started(self, event: Event) -> None:
+    def on_flow_started_or_continued(self, event: Event) -> None:
+        """A fresh run starts from nothing; declared Channels and initial Attributes appear."""
         payload = event.payload
         if not payload.get("continued"):
             # A fresh run (a retry or a new start) begins from nothing.
@@ -120,15 +100,18 @@ class MutableState:
             if isinstance(entry, Mapping):
                 self.attributes[str(entry.get("attribute"))] = entry.get("value")
 
-    def _completion_requested(self, event: Event) -> None:
+    def on_completion_requested(self, event: Event) -> None:
+        """A graceful completion was requested."""
         del event
         self.completion_requested = True
 
-    def _closed(self, event: Event) -> None:
+    def on_flow_closed(self, event: Event) -> None:
+        """The run closed: no execution is active."""
         self.closed = str(event.payload.get("status", ""))
         self.active.clear()
 
     def _apply_writes(self, event: Event) -> None:
+        """The commit's Attribute writes."""
         for write in items(event.payload, "writes"):
             if not isinstance(write, Mapping):
                 continue
@@ -139,7 +122,8 @@ class MutableState:
                 self.attributes[name] = write.get("value")
 
     # ---------------------------------------------------------------- executions
-    def _created(self, event: Event) -> None:
+    def on_step_execution_created(self, event: Event) -> None:
+        """The execution is active and queued."""
         if event.execution_id:
             self.active[event.execution_id] = ActiveExecution(
                 event.execution_id, event.step_type or "", "queued", event.time_ns,
@@ -153,28 +137,34 @@ class MutableState:
             self.active[current.execution_id] = current.moved(phase, event.time_ns, method,
                                                               number)
 
-    def _attempt_started(self, event: Event) -> None:
+    def on_attempt_started(self, event: Event) -> None:
+        """The execution runs its WaitFor or Execute."""
         phase = "execute" if event.method == "execute" else "wait_for"
         self._set_phase(event, phase, attempt=True)
 
-    def _attempt_failed(self, event: Event) -> None:
+    def on_attempt_failed(self, event: Event) -> None:
+        """The execution backs off until its retry (a final failure changes nothing)."""
         if not event.payload.get("final"):
             self._set_phase(event, "backoff")
 
-    def _wait_for_completed(self, event: Event) -> None:
+    def on_step_wait_for_completed(self, event: Event) -> None:
+        """The WaitFor's writes; the execution waits."""
         self._apply_writes(event)
         self._set_phase(event, "waiting")
 
-    def _wait_for_failed(self, event: Event) -> None:
+    def on_step_wait_for_failed(self, event: Event) -> None:
+        """Under PROCEED the execution is queued for Execute; otherwise it ends."""
         if text(event.payload, "policy") == "PROCEED":
             self._set_phase(event, "queued")
         else:
             self.active.pop(event.execution_id or "", None)
 
-    def _wait_satisfied(self, event: Event) -> None:
+    def on_wait_satisfied(self, event: Event) -> None:
+        """The execution is queued for its Execute."""
         self._set_phase(event, "queued")
 
-    def _execute_finished(self, event: Event) -> None:
+    def on_step_execute_completed(self, event: Event) -> None:
+        """The writes; the execution ends and its reserved messages are gone."""
         self._apply_writes(event)
         execution_id = event.execution_id or ""
         self.active.pop(execution_id, None)
@@ -182,17 +172,20 @@ class MutableState:
             for message_id in [m for m, r in held.items() if r.execution_id == execution_id]:
                 del held[message_id]
 
-    def _canceled(self, event: Event) -> None:
+    def on_execution_canceled(self, event: Event) -> None:
+        """The execution ends."""
         self.active.pop(event.execution_id or "", None)
 
     # ---------------------------------------------------------------- messages
-    def _published(self, event: Event) -> None:
+    def on_message_published(self, event: Event) -> None:
+        """The message joins the back of its queue."""
         channel = str(event.payload.get("channel"))
         message_id = str(event.payload.get("message_id"))
         queued = QueuedMessage(message_id, event.payload.get("value"))
         self.queues.setdefault(channel, {})[message_id] = queued
 
-    def _consumed(self, event: Event) -> None:
+    def on_message_consumed(self, event: Event) -> None:
+        """The message moves from its queue to its consumer's reservations."""
         channel = str(event.payload.get("channel"))
         message_id = str(event.payload.get("message_id"))
         consumer = text(event.payload, "consumer") or event.execution_id or ""
@@ -201,7 +194,8 @@ class MutableState:
         held = ReservedMessage(message_id, value, consumer)
         self.reserved.setdefault(channel, {})[message_id] = held
 
-    def _returned(self, event: Event) -> None:
+    def on_message_returned(self, event: Event) -> None:
+        """The message goes back to the front of its queue, in batch order."""
         channel = str(event.payload.get("channel"))
         message_id = str(event.payload.get("message_id"))
         origin = text(event.payload, "from") or ""
@@ -215,3 +209,6 @@ class MutableState:
         queue.insert(position, (message_id, QueuedMessage(message_id, value)))
         self.queues[channel] = dict(queue)
         self._returning = (origin, channel, position + 1)
+
+    on_step_execute_failed = on_step_execute_completed
+    on_rpc_execution_completed = _apply_writes

@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
-from dexviz.analysis._execution_fold import text
 from dexviz.analysis.executions import Execution, RunExecutions, RunSource, as_run
 from dexviz.history import Event, EventKind
 from dexviz.history._plural import plural
+from dexviz.history.fold import text
 
 __all__ = ["CriticalPath", "PathLink", "critical_path"]
 

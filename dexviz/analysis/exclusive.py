@@ -17,12 +17,12 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from dexviz.analysis._execution_fold import items, text
 from dexviz.analysis.executions import RunExecutions, RunSource, as_run
 from dexviz.analysis.intervals import overlapping_pairs
 from dexviz.analysis.names import did_you_mean
 from dexviz.history import Event, EventKind
 from dexviz.history._plural import plural
+from dexviz.history.fold import items, text
 
 __all__ = ["ExclusiveReport", "Holding", "Overlap", "exclusive_sections", "holdings"]
 

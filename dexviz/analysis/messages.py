@@ -9,9 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from dexviz.analysis._execution_fold import text
 from dexviz.analysis.executions import RunSource, as_run
 from dexviz.history import EventKind
+from dexviz.history.fold import text
 
 __all__ = ["Delivery", "deliveries"]
 

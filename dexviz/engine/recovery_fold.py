@@ -2,8 +2,8 @@
 
 Every state change the engine makes is described by the events of the commit that makes it, so
 the state of a run at its last commit is a pure function of its events. This module computes it
-as plain JSON-ready data (no engine objects); :mod:`dexviz.engine.recovery` turns it back into a
-live run.
+as plain JSON-ready data (no engine objects) with the shared execution-phase fold of
+:mod:`dexviz.history.phases`; :mod:`dexviz.engine.recovery` turns it back into a live run.
 """
 
 from __future__ import annotations
@@ -13,7 +13,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dexviz.history.event import Event
+from dexviz.history.fold import split_runs as split_runs
 from dexviz.history.kinds import EventKind
+from dexviz.history.phases import ExecutionPhase, PhaseFold
 
 
 @dataclass(slots=True)
@@ -37,36 +39,23 @@ class StoredTimer:
 
 
 @dataclass
-class ExecutionFold:
-    """One execution as of the last commit: its phase and what it holds.
+class ExecutionFold(ExecutionPhase):
+    """One execution as of the last commit: its phase, and its attempt, Timers and locals.
 
-    ``phase`` is ``queued``, ``wait_for``, ``execute``, ``waiting``, ``satisfied`` (its wait took
-    its messages; Execute has not committed), ``done`` or ``canceled``.
+    The phase, wait and reserved messages are :class:`ExecutionPhase`'s; the rest is what a
+    restart needs besides: the attempt in progress, its Timers, locals and recovery error.
     """
 
-    execution_id: str
-    step_type: str
-    input: Any
-    from_execution_id: str
-    phase: str = "queued"
     method: str = ""
     attempt: int = 0
     attempt_open: bool = False
     first_started_ns: int = 0
     retry_at_ns: int | None = None
-    wait: dict[str, Any] | None = None
     wait_registered_ns: int = 0
     timers: dict[int, StoredTimer] = field(default_factory=dict)
-    reserved: list[str] = field(default_factory=list)
     satisfied_conditions: tuple[int, ...] = ()
     locals: dict[str, Any] = field(default_factory=dict)
-    wait_for_failed: bool = False
     recovery_error: tuple[str, str] | None = None
-
-    @property
-    def active(self) -> bool:
-        """Whether the execution had not finished at the last commit."""
-        return self.phase not in ("done", "canceled")
 
 
 @dataclass
@@ -112,26 +101,7 @@ class RunFold:
         return found
 
 
-_WRITERS = frozenset(
-    {
-        EventKind.STEP_WAIT_FOR_COMPLETED,
-        EventKind.STEP_EXECUTE_COMPLETED,
-        EventKind.RPC_EXECUTION_COMPLETED,
-    }
-)
 _CANCEL_BATCH = frozenset({EventKind.EXECUTION_CANCELED, EventKind.MESSAGE_RETURNED})
-
-
-def split_runs(events: list[Event]) -> list[list[Event]]:
-    """A Flow id's history cut into its runs, in order."""
-    runs: list[list[Event]] = []
-    current = ""
-    for event in events:
-        if not runs or event.run_id != current:
-            runs.append([])
-            current = event.run_id
-        runs[-1].append(event)
-    return runs
 
 
 def fold_run(
@@ -145,44 +115,198 @@ def fold_run(
     ``previous``: the fold of the run before, which a continue-as-new run carries on.
     """
     fold = RunFold(events[0].run_id)
-    known = dict(earlier or {})
     first = events[0].payload if events[0].kind == EventKind.FLOW_STARTED_OR_CONTINUED else {}
     if previous is not None and first.get("reason") == "continue_as_new":
         _carry(fold, previous)
-    for event in events:
-        if fold._returning and event.kind not in _CANCEL_BATCH:
-            _flush_returned(fold)
-        _fold_run_event(fold, event, known)
-        if event.execution_id is not None:
-            _fold_execution(fold, event, known)
-        fold.last_seq, fold.last_time_ns = event.seq, event.time_ns
+    _RunFolder(fold, dict(earlier or {})).apply_all(events)
     _flush_returned(fold)
     return fold
 
 
-def _fold_run_event(fold: RunFold, event: Event, known: dict[str, StoredMessage]) -> None:
-    payload = event.payload
-    kind = event.kind
-    if kind == EventKind.FLOW_STARTED_OR_CONTINUED:
-        _started(fold, event)
-        for message in payload.get("pending_messages", ()):
-            _publish(fold, message, known)
-    elif kind == EventKind.MESSAGE_PUBLISHED:
-        _publish(fold, payload, known)
-    elif kind in (EventKind.MESSAGE_CONSUMED, EventKind.MESSAGE_RETURNED):
-        _move(fold, event)
-    elif kind == EventKind.COMPLETION_REQUESTED:
+class _RunFolder(PhaseFold[ExecutionFold]):
+    """The shared phase fold, plus the run's queues, Attributes and close and each attempt."""
+
+    def __init__(self, fold: RunFold, known: dict[str, StoredMessage]) -> None:
+        super().__init__(fold.executions)
+        self.fold = fold
+        self.known = known
+
+    def apply(self, event: Event) -> None:
+        """Fold one event; a cancellation's returned messages go back once its batch ends."""
+        fold = self.fold
+        if fold._returning and event.kind not in _CANCEL_BATCH:
+            _flush_returned(fold)
+        super().apply(event)
+        fold.last_seq, fold.last_time_ns = event.seq, event.time_ns
+
+    # -- the run -----------------------------------------------------------------------------
+    def on_flow_started_or_continued(self, event: Event) -> None:
+        """The run's start: its Flow, timeout, initial Attributes and carried messages."""
+        _started(self.fold, event)
+        for message in event.payload.get("pending_messages", ()):
+            _publish(self.fold, message, self.known)
+
+    def on_message_published(self, event: Event) -> None:
+        """The message joins the back of its queue."""
+        _publish(self.fold, event.payload, self.known)
+
+    def on_completion_requested(self, event: Event) -> None:
+        """The run will complete gracefully, with this Step's output if it gave one."""
+        fold, payload = self.fold, event.payload
         fold.graceful_requested = True
         if payload.get("has_output") and payload.get("output") is not None:
             fold.completions.append(
                 (event.step_type or "", event.execution_id or "", payload["output"])
             )
-    elif kind == EventKind.FLOW_CLOSED:
-        fold.closed, fold.closed_ns = dict(payload), event.time_ns
-    if kind in _WRITERS:
-        for write in payload.get("writes", ()):
-            _write(fold, write)
-        _delete(fold, payload.get("deleted_messages", ()))
+
+    def on_flow_closed(self, event: Event) -> None:
+        """The run closed with this payload."""
+        self.fold.closed, self.fold.closed_ns = dict(event.payload), event.time_ns
+
+    def on_rpc_execution_completed(self, event: Event) -> None:
+        """The RPC's writes."""
+        _commit_writes(self.fold, event)
+
+    # -- messages: the run's queues and the execution's reservations -------------------------
+    def on_message_consumed(self, event: Event) -> None:
+        """The message leaves its queue for its consumer."""
+        _move(self.fold, event)
+        super().on_message_consumed(event)
+
+    def on_message_returned(self, event: Event) -> None:
+        """The message goes back to the front of its queue when the batch ends."""
+        _move(self.fold, event)
+        super().on_message_returned(event)
+
+    # -- executions --------------------------------------------------------------------------
+    def new_execution(self, event: Event) -> ExecutionFold:
+        """A record of the created execution (its phase and wait are set by the caller)."""
+        payload = event.payload
+        return ExecutionFold(
+            event.execution_id or "", event.step_type or "", payload.get("input"),
+            payload.get("from_execution_id", ""),
+        )
+
+    def on_step_execution_created(self, event: Event) -> None:
+        """The execution, with the messages it resumed holding and what it carries on."""
+        super().on_step_execution_created(event)
+        ex = self.execution(event)
+        if ex is None:
+            return
+        fold = self.fold
+        ex.wait_registered_ns = event.time_ns
+        for message_id in event.payload.get("reserved", ()):
+            message = self.known.get(message_id)
+            if message is not None:
+                fold.held[message_id] = message
+                ex.reserved.append(message_id)
+        ex.recovery_error = fold.failed_routes.pop(ex.execution_id, None)
+        before = fold.previous.executions.get(ex.execution_id) if fold.previous else None
+        if event.payload.get("reason") == "continue_as_new" and before is not None:
+            _carry_execution(ex, before)
+        _count(fold, ex.execution_id)
+
+    def on_attempt_started(self, event: Event) -> None:
+        """The attempt is open; the first one's start is the execution's start."""
+        super().on_attempt_started(event)
+        ex = self.execution(event)
+        if ex is None:
+            return
+        ex.method = event.method or "execute"
+        ex.attempt = event.attempt or 1
+        ex.attempt_open = True
+        ex.retry_at_ns = None
+        if ex.attempt == 1:
+            ex.first_started_ns = event.time_ns
+
+    def on_attempt_failed(self, event: Event) -> None:
+        """The attempt closed; a retry is due at ``retry_at_ns`` unless it was final."""
+        ex = self.execution(event)
+        if ex is None:
+            return
+        ex.attempt_open = False
+        if not event.payload.get("final"):
+            ex.retry_at_ns = event.payload.get("retry_at_ns") or event.time_ns
+
+    def on_step_wait_for_completed(self, event: Event) -> None:
+        """The writes, then the execution waits with the locals its WaitFor left."""
+        _commit_writes(self.fold, event)
+        super().on_step_wait_for_completed(event)
+        ex = self.execution(event)
+        if ex is None:
+            return
+        ex.attempt_open, ex.method, ex.attempt = False, "", 0
+        ex.wait_registered_ns = event.time_ns
+        ex.locals = dict(event.payload.get("locals", {}))
+
+    def on_timer_started(self, event: Event) -> None:
+        """The Timer's condition id, duration and deadline."""
+        ex = self.execution(event)
+        if ex is not None:
+            p = event.payload
+            ex.timers[int(p["timer_index"])] = StoredTimer(
+                p.get("condition_id"), float(p["duration_s"]), int(p["fire_at_ns"])
+            )
+
+    def on_timer_fired(self, event: Event) -> None:
+        """The Timer is done."""
+        ex = self.execution(event)
+        timer = ex.timers.get(int(event.payload["timer_index"])) if ex is not None else None
+        if timer is not None:
+            timer.done = True
+
+    on_timer_skipped = on_timer_fired
+
+    def on_wait_satisfied(self, event: Event) -> None:
+        """Which conditions satisfied the wait."""
+        super().on_wait_satisfied(event)
+        ex = self.execution(event)
+        if ex is not None:
+            ex.satisfied_conditions = tuple(event.payload.get("conditions", ()))
+
+    def on_step_wait_for_failed(self, event: Event) -> None:
+        """Under PROCEED, Execute runs next with the WaitFor's error."""
+        super().on_step_wait_for_failed(event)
+        ex = self.execution(event)
+        if ex is None:
+            return
+        ex.attempt_open = False
+        if event.payload.get("policy") == "PROCEED":
+            ex.recovery_error = (event.payload["error_type"], event.payload["error_message"])
+
+    def on_step_execute_completed(self, event: Event) -> None:
+        """The writes and deleted messages, then the execution is done."""
+        _commit_writes(self.fold, event)
+        super().on_step_execute_completed(event)
+        ex = self.execution(event)
+        if ex is not None:
+            ex.attempt_open = False
+
+    def on_step_execute_failed(self, event: Event) -> None:
+        """The execution is done; a recovery execution it routes to gets its error."""
+        super().on_step_execute_failed(event)
+        ex = self.execution(event)
+        if ex is None:
+            return
+        ex.attempt_open = False
+        route = event.payload.get("recovery_execution_id")
+        if route:
+            error = (event.payload["error_type"], event.payload["error_message"])
+            self.fold.failed_routes[route] = error
+
+    def on_execution_canceled(self, event: Event) -> None:
+        """The execution is canceled."""
+        super().on_execution_canceled(event)
+        ex = self.execution(event)
+        if ex is not None:
+            ex.attempt_open = False
+
+
+def _commit_writes(fold: RunFold, event: Event) -> None:
+    """A commit's Attribute writes and the messages it deleted."""
+    for write in event.payload.get("writes", ()):
+        _write(fold, write)
+    _delete(fold, event.payload.get("deleted_messages", ()))
 
 
 def _move(fold: RunFold, event: Event) -> None:
@@ -264,41 +388,6 @@ def _flush_returned(fold: RunFold) -> None:
     fold._returning = []
 
 
-def _fold_execution(fold: RunFold, event: Event, known: dict[str, StoredMessage]) -> None:
-    ex_id = event.execution_id
-    assert ex_id is not None
-    if event.kind == EventKind.STEP_EXECUTION_CREATED:
-        _created(fold, event, known)
-        return
-    ex = fold.executions.get(ex_id)
-    change = _CHANGES.get(str(event.kind))
-    if ex is not None and change is not None:
-        change(fold, ex, event)
-
-
-def _created(fold: RunFold, event: Event, known: dict[str, StoredMessage]) -> None:
-    payload = event.payload
-    ex_id = event.execution_id or ""
-    ex = ExecutionFold(
-        ex_id, event.step_type or "", payload.get("input"), payload.get("from_execution_id", "")
-    )
-    # An execution resumed by a time travel carries the phase it resumed in.
-    ex.phase = payload.get("resumed_phase", "queued")
-    ex.wait = payload.get("wait")
-    ex.wait_registered_ns = event.time_ns
-    for message_id in payload.get("reserved", ()):
-        message = known.get(message_id)
-        if message is not None:
-            fold.held[message_id] = message
-            ex.reserved.append(message_id)
-    ex.recovery_error = fold.failed_routes.pop(ex_id, None)
-    before = fold.previous.executions.get(ex_id) if fold.previous is not None else None
-    if payload.get("reason") == "continue_as_new" and before is not None:
-        _carry_execution(ex, before)
-    fold.executions[ex_id] = ex
-    _count(fold, ex_id)
-
-
 def _carry_execution(ex: ExecutionFold, before: ExecutionFold) -> None:
     """A carried execution keeps its wait, timers, locals and start time (continue-as-new)."""
     ex.wait = before.wait
@@ -321,92 +410,3 @@ def _count(fold: RunFold, execution_id: str | None) -> None:
     type_name, _, number = execution_id.rpartition("-")
     if number.isdigit():
         fold.counters[type_name] = max(fold.counters.get(type_name, 0), int(number))
-
-
-def _attempt_started(fold: RunFold, ex: ExecutionFold, event: Event) -> None:
-    ex.method = event.method or "execute"
-    ex.attempt = event.attempt or 1
-    ex.phase = "wait_for" if ex.method == "wait_for" else "execute"
-    ex.attempt_open = True
-    ex.retry_at_ns = None
-    if ex.attempt == 1:
-        ex.first_started_ns = event.time_ns
-
-
-def _attempt_failed(fold: RunFold, ex: ExecutionFold, event: Event) -> None:
-    ex.attempt_open = False
-    if not event.payload.get("final"):
-        ex.retry_at_ns = event.payload.get("retry_at_ns") or event.time_ns
-
-
-def _waiting(fold: RunFold, ex: ExecutionFold, event: Event) -> None:
-    ex.phase, ex.attempt_open, ex.method, ex.attempt = "waiting", False, "", 0
-    ex.wait = dict(event.payload.get("wait", {}))
-    ex.wait_registered_ns = event.time_ns
-    ex.locals = dict(event.payload.get("locals", {}))
-
-
-def _timer_started(fold: RunFold, ex: ExecutionFold, event: Event) -> None:
-    p = event.payload
-    ex.timers[int(p["timer_index"])] = StoredTimer(
-        p.get("condition_id"), float(p["duration_s"]), int(p["fire_at_ns"])
-    )
-
-
-def _timer_done(fold: RunFold, ex: ExecutionFold, event: Event) -> None:
-    timer = ex.timers.get(int(event.payload["timer_index"]))
-    if timer is not None:
-        timer.done = True
-
-
-def _satisfied(fold: RunFold, ex: ExecutionFold, event: Event) -> None:
-    ex.phase = "satisfied"
-    ex.satisfied_conditions = tuple(event.payload.get("conditions", ()))
-
-
-def _consumed(fold: RunFold, ex: ExecutionFold, event: Event) -> None:
-    ex.reserved.append(event.payload["message_id"])
-
-
-def _returned(fold: RunFold, ex: ExecutionFold, event: Event) -> None:
-    ex.reserved = [m for m in ex.reserved if m != event.payload["message_id"]]
-
-
-def _wait_for_failed(fold: RunFold, ex: ExecutionFold, event: Event) -> None:
-    ex.attempt_open = False
-    if event.payload.get("policy") == "PROCEED":
-        ex.phase, ex.wait_for_failed = "satisfied", True
-        ex.recovery_error = (event.payload["error_type"], event.payload["error_message"])
-    else:
-        ex.phase = "done"
-
-
-def _execute_failed(fold: RunFold, ex: ExecutionFold, event: Event) -> None:
-    ex.phase, ex.attempt_open = "done", False
-    route = event.payload.get("recovery_execution_id")
-    if route:
-        fold.failed_routes[route] = (event.payload["error_type"], event.payload["error_message"])
-
-
-def _finished(phase: str) -> Any:
-    def change(fold: RunFold, ex: ExecutionFold, event: Event) -> None:
-        ex.phase, ex.attempt_open, ex.reserved = phase, False, []
-
-    return change
-
-
-_CHANGES: dict[str, Any] = {
-    EventKind.ATTEMPT_STARTED: _attempt_started,
-    EventKind.ATTEMPT_FAILED: _attempt_failed,
-    EventKind.STEP_WAIT_FOR_COMPLETED: _waiting,
-    EventKind.TIMER_STARTED: _timer_started,
-    EventKind.TIMER_FIRED: _timer_done,
-    EventKind.TIMER_SKIPPED: _timer_done,
-    EventKind.WAIT_SATISFIED: _satisfied,
-    EventKind.MESSAGE_CONSUMED: _consumed,
-    EventKind.MESSAGE_RETURNED: _returned,
-    EventKind.STEP_WAIT_FOR_FAILED: _wait_for_failed,
-    EventKind.STEP_EXECUTE_COMPLETED: _finished("done"),
-    EventKind.STEP_EXECUTE_FAILED: _execute_failed,
-    EventKind.EXECUTION_CANCELED: _finished("canceled"),
-}

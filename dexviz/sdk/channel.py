@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from urllib.parse import quote
 
-from dexviz.sdk.condition import ChannelCondition, channel_condition_for
+from dexviz.sdk._condition_base import ChannelCondition, channel_condition_for
 
 if TYPE_CHECKING:
     from dexviz.sdk.context import Context

@@ -12,11 +12,11 @@ from dexviz.analysis.definition import FlowDefinitionGraph, analyze_flow
 from dexviz.analysis.definition.model import Node
 from dexviz.analysis.executions import RunExecutions
 from dexviz.analysis.lineage import StepTypeStats, step_type_stats
+from dexviz.analysis.sources import recorded_source
 from dexviz.history._plural import plural
 from dexviz.viz.definition_dot import DefinitionDotOptions, definition_dot
 from dexviz.viz.definition_theme import card_rows
 from dexviz.viz.dot import AttrValue, cell, font, format_attrs, quote, row, table
-from dexviz.viz.execution_view import recorded_source
 from dexviz.viz.palette import STATUS_COLORS
 from dexviz.viz.render import GraphView
 
@@ -109,7 +109,7 @@ class DefinitionOverlayView(GraphView):
 
         Returns None when no source is given and none is recorded (or it no longer exists).
         """
-        chosen = source if source is not None else recorded_source(run)
+        chosen = source if source is not None else recorded_source(run.spec)
         if chosen is None:
             return None
         qualname = run.spec.get("qualname")

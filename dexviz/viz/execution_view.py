@@ -7,11 +7,8 @@ also offers the definition graph with each Step's execution count and statuses o
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from dexviz.analysis.executions import RunExecutions, RunSource, as_run
 from dexviz.analysis.lineage import LineageGraph, lineage_graph
-from dexviz.analysis.sources import recorded_source as find_source
 from dexviz.viz._lineage_dot import lineage_dot, summary_lines
 from dexviz.viz.render import GraphView
 
@@ -96,8 +93,3 @@ def execution_graph(
     run = as_run(source, run_id)
     model = lineage_graph(run, collapse_at=collapse_at, messages=messages)
     return ExecutionGraphView(model, run, rankdir=rankdir, legend=legend)
-
-
-def recorded_source(run: RunExecutions) -> Path | None:
-    """The Flow's source file recorded in the start event, when it exists on this machine."""
-    return find_source(run.spec)
