@@ -11,7 +11,9 @@ from typing import Any
 import pytest
 
 from dexviz import (
+    AttributeMap,
     Channel,
+    ChannelMap,
     Context,
     FlowErrorType,
     FlowStatus,
@@ -130,3 +132,48 @@ def test_subflow_of_another_instance_keeps_the_registrys_hint(mode: str) -> None
     message = result.error_message or ""
     assert "SubFlow.run names" in message
     assert "another instance of this Flow type is the registered one" in message
+
+
+# -- instance keys with spaces and '/' -------------------------------------------------------------
+
+DATA = AttributeMap("data-map", str)
+INBOX = ChannelMap("inbox", str)
+KEY, BOX = "special / key", "a b/c"
+
+
+class CopiesIntoTheMap(Step[int]):
+    """Waits for a message in ``INBOX[BOX]`` and stores it under ``DATA[KEY]``."""
+
+    def get_step_options(self) -> Any:
+        return NO_RETRY
+
+    def wait_for(self, context: Context, n: int) -> Wait:
+        return Wait.until(INBOX.for_one(BOX))
+
+    def execute(self, context: Context, n: int) -> StepDecision:
+        (message,) = INBOX.results(context, BOX)
+        DATA.set(context, KEY, message)
+        return graceful_complete(message)
+
+
+def test_map_instance_keys_accept_spaces_and_slashes_as_dex_does(mode: str) -> None:
+    flow = LFlow("Keys", CopiesIntoTheMap(), (), [DATA, INBOX])
+    with engine_in([flow], mode) as engine:
+        client = engine.client()
+        client.start_flow(flow, "f", 1)
+        client.publish("f", INBOX, BOX, "hello")
+        result = client.wait_for_flow("f", SOON)
+        stored = client.get_attribute("f", DATA, KEY)
+        jsonl = engine.history("f").to_jsonl()
+    assert result.single_output(str) == "hello" and stored == "hello"
+    # The key is kept as given; only the physical name escapes it (Registry.physical_name).
+    assert DATA.physical_name(KEY) == "data-map/special%20%2F%20key"
+    assert INBOX.physical_name(BOX) == "inbox/a%20b%2Fc"
+    assert '"attribute":"data-map/special%20%2F%20key"' in jsonl
+
+
+def test_map_instance_keys_must_still_be_non_empty_strings() -> None:
+    with pytest.raises(ValueError, match="^AttributeMap 'data-map': instance key must be a"):
+        DATA.physical_name("")
+    with pytest.raises(ValueError, match="^ChannelMap 'inbox': instance key must be a"):
+        INBOX.physical_name(7)  # type: ignore[arg-type]
