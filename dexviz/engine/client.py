@@ -18,7 +18,7 @@ from dexviz.engine.runtime import relaxed_gc
 from dexviz.engine.search import search
 from dexviz.engine.state import Phase
 from dexviz.sdk.attribute import AttributeMap
-from dexviz.sdk.attribute_match import AttributeMatch
+from dexviz.sdk.attribute_match import AttributeMatch, is_scalar
 from dexviz.sdk.errors import (
     FlowNotActiveError,
     LongPollTimeoutError,
@@ -298,10 +298,11 @@ class Client:
         self._call(lambda: operations.active_run(self._rt, flow_id, "wait_for_attribute_match"))
         key = attribute.physical_name(instance)
         seen: list[Any] = []
+        encode = _encoder(self._rt.codecs, attribute, match)
 
         def matched() -> bool:
             value = self._rt.runs[flow_id].attributes.get(key)
-            if match.matches(value):
+            if match.matches(value, encode):
                 seen.append(value)
                 return True
             return False
@@ -324,6 +325,22 @@ class Client:
         self.wait_for_attribute_match(
             flow_id, attribute, *head, AttributeMatch.equal_to(expected), timeout
         )
+
+
+def _encoder(codecs: Any, attribute: Any, match: AttributeMatch) -> Callable[[object], object]:
+    """The Attribute's codec for comparing encoded forms; checks the operand fits it first.
+
+    Raises:
+        ValueMappingError: If a non-scalar operand cannot be encoded as the Attribute's type.
+    """
+    operation = f"wait_for_attribute_match on Attribute {attribute.name!r}"
+
+    def encode(value: object) -> object:
+        return codecs.encode(attribute.value_type, value, operation=operation)
+
+    if not is_scalar(match.operand):
+        encode(match.operand)
+    return encode
 
 
 def _match_args(attribute: Any, args: tuple[Any, ...]) -> tuple[str | None, AttributeMatch, Any]:

@@ -6,12 +6,15 @@ applies; the rules that the spec does not list are written down in ``docs/dex-fi
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
 
 from dexviz import (
+    Attribute,
     AttributeMap,
+    AttributeMatch,
     Channel,
     ChannelMap,
     Context,
@@ -21,6 +24,7 @@ from dexviz import (
     StepDecision,
     StepOptions,
     SubFlow,
+    ValueMappingError,
     Wait,
     go_to_many,
     go_to_multi,
@@ -177,3 +181,52 @@ def test_map_instance_keys_must_still_be_non_empty_strings() -> None:
         DATA.physical_name("")
     with pytest.raises(ValueError, match="^ChannelMap 'inbox': instance key must be a"):
         INBOX.physical_name(7)  # type: ignore[arg-type]
+
+
+# -- AttributeMatch on encodable values ----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ModelInput:
+    """A structured Attribute value, as a dataclass (pydantic models encode the same way)."""
+
+    name: str
+    tags: tuple[str, ...]
+
+
+MODEL = Attribute("model", ModelInput)
+
+
+class StoresTheModel(Step[str]):
+    """Stores ``ModelInput(name, ("a", "b"))``, then waits on the inbox (stays open)."""
+
+    def wait_for(self, context: Context, name: str) -> Wait:
+        MODEL.set(context, ModelInput(name, ("a", "b")))
+        return Wait.until(INBOX.for_one(BOX))
+
+    def execute(self, context: Context, name: str) -> StepDecision:
+        return graceful_complete(name)
+
+
+def test_attribute_match_takes_any_encodable_value_by_its_encoded_form(mode: str) -> None:
+    flow = LFlow("Models", StoresTheModel(), (), [MODEL, INBOX])
+    with engine_in([flow], mode) as engine:
+        client = engine.client()
+        client.start_flow(flow, "f", "m")
+        wanted = ModelInput("m", ("a", "b"))
+        found = client.wait_for_attribute_match("f", MODEL, AttributeMatch.equal_to(wanted), SOON)
+        other = AttributeMatch.not_equal_to(ModelInput("n", ()))
+        assert client.wait_for_attribute_match("f", MODEL, other, SOON) == wanted
+        with pytest.raises(ValueMappingError, match="wait_for_attribute_match on Attribute"):
+            client.wait_for_attribute_match("f", MODEL, AttributeMatch.equal_to([1]), SOON)
+        client.stop_flow("f")
+    assert found == wanted
+
+
+def test_attribute_match_orders_only_numbers() -> None:
+    with pytest.raises(ValueError, match="needs an int or float operand"):
+        AttributeMatch.greater_than(ModelInput("m", ()))  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="needs a value to compare with, got None"):
+        AttributeMatch.equal_to(None)
+    assert AttributeMatch.equal_to(ModelInput("m", ())).matches(ModelInput("m", ()))
+    assert not AttributeMatch.equal_to(ModelInput("m", ())).matches(None)
