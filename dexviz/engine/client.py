@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from dexviz.engine import operations
 from dexviz.engine.errors import service_error
-from dexviz.engine.rpc import invoke_rpc
+from dexviz.engine.rpc import invoke_rpc, start_step_settled
 from dexviz.engine.runtime import relaxed_gc
 from dexviz.engine.search import search
 from dexviz.engine.state import Phase
@@ -49,6 +49,10 @@ def timeout_seconds(timeout: Any) -> float | None:
     if isinstance(wait, timedelta):
         return wait.total_seconds() or None
     return float(timeout)
+
+
+RPC_ADMISSION_LIMIT = timedelta(seconds=30)
+"""Longest a live RPC waits for the start Step's first attempt before it runs anyway."""
 
 
 class Client:
@@ -159,6 +163,10 @@ class Client:
         del run_id
         if self._closed or self._rt.closed:
             raise RuntimeError("this Client or its engine is closed")
+        # Dex runs an RPC after the start Step's first method (docs/dex-fidelity.md); a start
+        # Step stuck in that method holds the RPC back at most RPC_ADMISSION_LIMIT.
+        limit = None if self._rt.sim is not None else RPC_ADMISSION_LIMIT
+        self._wait(lambda: start_step_settled(self._rt, flow_id), limit)
         return invoke_rpc(self._rt, rpc_method, flow_id, input, options)
 
     def get_attribute(self, flow_id: str, attribute: Any, *instance: Any, run_id: str = "") -> Any:

@@ -20,15 +20,18 @@ from dexviz import (
     Context,
     FlowErrorType,
     FlowStatus,
+    RPCResult,
     Step,
     StepDecision,
     StepOptions,
     SubFlow,
     ValueMappingError,
     Wait,
+    dead_end,
     go_to_many,
     go_to_multi,
     graceful_complete,
+    rpc,
 )
 from tests.engine.flows_live import MODES, NO_RETRY, SOON, LFlow, engine_in, retries
 
@@ -230,3 +233,49 @@ def test_attribute_match_orders_only_numbers() -> None:
         AttributeMatch.equal_to(None)
     assert AttributeMatch.equal_to(ModelInput("m", ())).matches(ModelInput("m", ()))
     assert not AttributeMatch.equal_to(ModelInput("m", ())).matches(None)
+
+
+# -- RPCs after the start Step -------------------------------------------------------------------
+
+STATE = Attribute("subscription", str)
+
+
+class Subscribes(Step[str]):
+    """The start Step: its WaitFor records the subscription, then waits for the inbox."""
+
+    def wait_for(self, context: Context, plan: str) -> Wait:
+        STATE.set(context, f"active:{plan}")
+        return Wait.until(INBOX.for_one(BOX))
+
+    def execute(self, context: Context, plan: str) -> StepDecision:
+        return graceful_complete(plan)
+
+
+class Charges(Step[str]):
+    """A start Step without WaitFor: its Execute records the plan and dead-ends."""
+
+    def execute(self, context: Context, plan: str) -> StepDecision:
+        STATE.set(context, f"charged:{plan}")
+        return dead_end()
+
+
+class Subscription(LFlow):
+    """A Flow with a ``describe`` RPC that reads what the start Step wrote."""
+
+    @rpc
+    def describe(self, context: Context, _: int) -> RPCResult[str]:
+        return RPCResult(STATE.get(context))
+
+
+@pytest.mark.parametrize("start", [Subscribes, Charges], ids=["wait_for", "execute"])
+def test_rpc_right_after_start_flow_sees_the_start_steps_first_method(
+    mode: str, start: type[Step[str]]
+) -> None:
+    flow = Subscription("Subscription", start(), (), [STATE, INBOX])
+    expected = "active:gold" if start is Subscribes else "charged:gold"
+    with engine_in([flow], mode) as engine:
+        client = engine.client()
+        for n in range(5 if mode == "live" else 1):  # the live race needed a few tries
+            client.start_flow(flow, f"s{n}", "gold")
+            assert client.invoke_rpc(flow.describe, f"s{n}", 0) == expected
+            client.stop_flow(f"s{n}")
