@@ -25,6 +25,8 @@ from dexviz import (
     StepDecision,
     StepOptions,
     SubFlow,
+    TimeTravelOptions,
+    TimeTravelType,
     ValueMappingError,
     Wait,
     dead_end,
@@ -279,3 +281,65 @@ def test_rpc_right_after_start_flow_sees_the_start_steps_first_method(
             client.start_flow(flow, f"s{n}", "gold")
             assert client.invoke_rpc(flow.describe, f"s{n}", 0) == expected
             client.stop_flow(f"s{n}")
+
+
+# -- time travel after an RPC right after the start ------------------------------------------------
+
+SIGNAL = Channel("rpc-channel", str)
+LOCKED = Attribute("rpc-lock-data", str)
+REPEATS = {"simulation": 1, "live": 50}
+
+
+class AwaitsSignal(Step[int]):
+    """The start Step: waits for the RPC's publication, then completes."""
+
+    def wait_for(self, context: Context, n: int) -> Wait:
+        return Wait.any_of(SIGNAL.for_one())
+
+    def execute(self, context: Context, n: int) -> StepDecision:
+        return graceful_complete("lock complete")
+
+
+class Resettable(LFlow):
+    """The reset scenario of Dex's integration suite: RPCs write and publish, Steps wait."""
+
+    @rpc(lock_attributes=(LOCKED.lock(),))
+    def with_locking(self, context: Context, _: int) -> RPCResult[None]:
+        LOCKED.set(context, "random-string")
+        SIGNAL.publish(context, "go")
+        return RPCResult(None)
+
+    @rpc
+    def without_locking(self, context: Context, _: int) -> RPCResult[None]:
+        LOCKED.set(context, "random-string")
+        SIGNAL.publish(context, "go")
+        return RPCResult(None)
+
+
+@pytest.mark.parametrize("locking", [True, False], ids=["locking", "plain"])
+@pytest.mark.parametrize("skip", [True, False], ids=["skip_reapply", "reapply"])
+def test_time_travel_after_an_rpc_right_after_the_start_has_one_outcome(
+    mode: str, locking: bool, skip: bool
+) -> None:
+    """The RPC runs after the start Step's first attempt (docs/dex-fidelity.md), so a reset to
+    the beginning always finds it after the point: skipped or reapplied, never folded in."""
+    flow = Resettable("Reset", AwaitsSignal(), (), [LOCKED, SIGNAL])
+    method = flow.with_locking if locking else flow.without_locking
+    back = TimeTravelOptions(TimeTravelType.BEGINNING, reason="testing", skip_writes_reapply=skip)
+    outcomes = set()
+    with engine_in([flow], mode) as engine:
+        client = engine.client()
+        for n in range(REPEATS[mode]):
+            flow_id = f"reset-{n}"
+            client.start_flow(flow, flow_id, 0)
+            client.invoke_rpc(method, flow_id, 0)
+            assert client.wait_for_flow(flow_id, SOON).status is FlowStatus.COMPLETED
+            client.time_travel(flow_id, back)
+            if skip:
+                outcomes.add((client.get_attribute(flow_id, LOCKED), engine.result(flow_id).status))
+                client.stop_flow(flow_id)
+            else:
+                result = client.wait_for_flow(flow_id, SOON)
+                outcomes.add((client.get_attribute(flow_id, LOCKED), result.status))
+    expected = (None, FlowStatus.RUNNING) if skip else ("random-string", FlowStatus.COMPLETED)
+    assert outcomes == {expected}
