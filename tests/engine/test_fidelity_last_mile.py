@@ -7,6 +7,7 @@ applies; the rules that the spec does not list are written down in ``docs/dex-fi
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -18,8 +19,10 @@ from dexviz import (
     Channel,
     ChannelMap,
     Context,
+    EventKind,
     FlowErrorType,
     FlowStatus,
+    RetryPolicy,
     RPCResult,
     Step,
     StepDecision,
@@ -30,12 +33,21 @@ from dexviz import (
     ValueMappingError,
     Wait,
     dead_end,
+    go_to,
     go_to_many,
     go_to_multi,
     graceful_complete,
     rpc,
 )
-from tests.engine.flows_live import MODES, NO_RETRY, SOON, LFlow, engine_in, retries
+from tests.engine.flows_live import (
+    MODES,
+    NO_RETRY,
+    SOON,
+    LFlow,
+    engine_in,
+    retries,
+    wait_until,
+)
 
 STRAY = Channel("stray", str)
 
@@ -343,3 +355,62 @@ def test_time_travel_after_an_rpc_right_after_the_start_has_one_outcome(
                 outcomes.add((client.get_attribute(flow_id, LOCKED), result.status))
     expected = (None, FlowStatus.RUNNING) if skip else ("random-string", FlowStatus.COMPLETED)
     assert outcomes == {expected}
+
+
+# -- retries before a continue-as-new ---------------------------------------------------------
+
+BACKOFF = {"simulation": timedelta(seconds=3), "live": timedelta(seconds=1)}  # live: 7 s in all
+
+
+class CallsFlakyService(Step[int]):
+    """Its external call fails three times (backoff 3 s, 6 s, 12 s in a simulation), then works."""
+
+    def __init__(self, first: timedelta) -> None:
+        self.first = first
+
+    def get_step_options(self) -> Any:
+        policy = RetryPolicy(initial_interval=self.first, backoff_coefficient=2.0)
+        return StepOptions(execute_retry=policy)
+
+    def execute(self, context: Context, n: int) -> StepDecision:
+        if context.attempt < 4:
+            raise ConnectionError(f"service unavailable (attempt {context.attempt})")
+        return go_to(Parked, n)
+
+
+class Parked(Step[int]):
+    """Waits for the inbox, so the run is still open when it continues as new."""
+
+    def wait_for(self, context: Context, n: int) -> Wait:
+        return Wait.until(INBOX.for_one(BOX))
+
+    def execute(self, context: Context, n: int) -> StepDecision:
+        return graceful_complete(n)
+
+
+def test_retries_before_a_continue_as_new_stay_visible(mode: str) -> None:
+    flow = LFlow("Flaky", CallsFlakyService(BACKOFF[mode]), [Parked()], [INBOX])
+    with engine_in([flow], mode) as engine:
+        client = engine.client()
+        client.start_flow(flow, "f", 1)
+        failed = lambda e: e.kind == EventKind.ATTEMPT_FAILED  # noqa: E731
+        if mode == "simulation":
+            engine.run(until=failed)
+        else:
+            assert wait_until(lambda: any(failed(e) for e in engine.history("f")))
+        client.trigger_continue_as_new("f")
+        minute = timedelta(minutes=1)  # the backoff is 21 s of a simulation's clock
+        client.wait_for_step_completion("f", "CallsFlakyService-1", minute)
+        client.publish("f", INBOX, BOX, "done")
+        result = client.wait_for_flow("f", minute)
+        history = engine.history("f")
+    attempts = [
+        e.attempt
+        for e in history
+        if e.kind == EventKind.ATTEMPT_STARTED and e.execution_id == "CallsFlakyService-1"
+    ]
+    assert result.status is FlowStatus.COMPLETED
+    assert attempts == [1, 2, 3, 4]
+    assert len(history.run_ids) == 2
+    gaps = [e.payload["retry_delay_ns"] for e in history if failed(e)]
+    assert gaps == [int(BACKOFF[mode].total_seconds() * 1e9) * k for k in (1, 2, 4)]
