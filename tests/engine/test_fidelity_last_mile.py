@@ -388,12 +388,16 @@ class Parked(Step[int]):
         return graceful_complete(n)
 
 
+def failed(event: Any) -> bool:
+    """Whether ``event`` records a failed attempt."""
+    return bool(event.kind == EventKind.ATTEMPT_FAILED)
+
+
 def test_retries_before_a_continue_as_new_stay_visible(mode: str) -> None:
     flow = LFlow("Flaky", CallsFlakyService(BACKOFF[mode]), [Parked()], [INBOX])
     with engine_in([flow], mode) as engine:
         client = engine.client()
         client.start_flow(flow, "f", 1)
-        failed = lambda e: e.kind == EventKind.ATTEMPT_FAILED  # noqa: E731
         if mode == "simulation":
             engine.run(until=failed)
         else:
