@@ -6,6 +6,7 @@ applies; the rules that the spec does not list are written down in ``docs/dex-fi
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -26,6 +27,8 @@ from dexviz import (
     RPCResult,
     Step,
     StepDecision,
+    StepDurability,
+    StepMovement,
     StepOptions,
     SubFlow,
     TimeTravelOptions,
@@ -418,3 +421,73 @@ def test_retries_before_a_continue_as_new_stay_visible(mode: str) -> None:
     assert len(history.run_ids) == 2
     gaps = [e.payload["retry_delay_ns"] for e in history if failed(e)]
     assert gaps == [int(BACKOFF[mode].total_seconds() * 1e9) * k for k in (1, 2, 4)]
+
+
+# -- cancelling a locally executed Step ------------------------------------------------------------
+
+
+class RunsLocally(Step[int]):
+    """An ASYNC-durability (local) Execute that works ``n`` s and records a cancellation."""
+
+    seen: list[str] = []
+
+    def get_step_options(self) -> Any:
+        return StepOptions(
+            heartbeat_timeout=timedelta(seconds=1), execute_durability=StepDurability.ASYNC
+        )
+
+    async def execute(self, context: Context, n: int) -> StepDecision:
+        try:
+            await asyncio.sleep(n)
+        except asyncio.CancelledError:
+            RunsLocally.seen.append(f"cancelled:{context.is_cancellation_requested()}")
+            raise
+        RunsLocally.seen.append("finished")
+        return graceful_complete(n)
+
+
+class StartsLocalWork(Step[int]):
+    """The start Step: goes to the locally executed Step."""
+
+    def execute(self, context: Context, n: int) -> StepDecision:
+        return go_to(RunsLocally, n)
+
+
+class Wraps(Step[int]):
+    """Completes the Flow after the cancellation."""
+
+    def execute(self, context: Context, n: int) -> StepDecision:
+        return graceful_complete(n)
+
+
+class LocalWork(LFlow):
+    """An RPC cancels the local Step and starts the wrap-up."""
+
+    @rpc
+    def stop(self, context: Context, _: int) -> RPCResult[None]:
+        wrap = (StepMovement.of(Wraps, 7),)
+        return RPCResult(None, next_steps=wrap).with_canceling_steps(RunsLocally)
+
+
+def started_locally(event: Any) -> bool:
+    """Whether ``event`` starts the local Step's first attempt."""
+    return bool(event.kind == EventKind.ATTEMPT_STARTED and event.step_type == "RunsLocally")
+
+
+def test_an_rpc_cancel_reaches_a_local_execute_and_the_flow_goes_on(mode: str) -> None:
+    RunsLocally.seen.clear()
+    flow = LocalWork("Local", StartsLocalWork(), [RunsLocally(), Wraps()])
+    with engine_in([flow], mode) as engine:
+        client = engine.client()
+        client.start_flow(flow, "f", 30)
+        if mode == "simulation":
+            engine.run(until=started_locally)
+        else:
+            assert wait_until(lambda: any(started_locally(e) for e in engine.history("f")))
+        client.invoke_rpc(flow.stop, "f", 0)
+        result = client.wait_for_flow("f", SOON)
+        if mode == "simulation":
+            engine.run_until_idle()
+        assert wait_until(lambda: bool(RunsLocally.seen))
+    assert result.single_output(int) == 7
+    assert RunsLocally.seen == ["cancelled:True"]
