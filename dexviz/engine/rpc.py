@@ -61,7 +61,8 @@ def start_step_settled(rt: Runtime, flow_id: str) -> bool:
     Dex admits an RPC only after the first attempt of the start Step's first method (WaitFor,
     or Execute without one) committed or failed, so an RPC invoked right after ``start_flow``
     sees that method's Attribute writes (docs/dex-fidelity.md, "RPCs after the start Step").
-    A Flow without a start Step, a delayed start and a continued run admit RPCs at once.
+    A Flow without a start Step, a delayed start, a continued run and a first method that
+    takes Attribute locks (an RPC then conflicts or not by R72) admit RPCs at once.
     """
     run = rt.runs.get(flow_id)
     if run is None or not run.is_open or run.definition.start is None:
@@ -74,6 +75,12 @@ def start_step_settled(rt: Runtime, flow_id: str) -> bool:
     if ex is None or ex.from_execution_id != "__start__" or ex.attempt > 1:
         return True
     first = Phase.WAIT_FOR if start.has_wait_for else Phase.EXECUTE
+    options = ex.options
+    locks = (
+        options.wait_for_lock_attributes if start.has_wait_for else options.execute_lock_attributes
+    )
+    if locks:
+        return True  # a locking first method orders RPCs through its locks instead (R72)
     return ex.phase not in (Phase.QUEUED, first) or ex.last_failure is not None
 
 
