@@ -13,12 +13,12 @@ from typing import TYPE_CHECKING, Any
 
 from dexviz.engine import operations
 from dexviz.engine.errors import service_error
-from dexviz.engine.rpc import invoke_rpc
+from dexviz.engine.rpc import invoke_rpc, start_step_settled
 from dexviz.engine.runtime import relaxed_gc
 from dexviz.engine.search import search
 from dexviz.engine.state import Phase
 from dexviz.sdk.attribute import AttributeMap
-from dexviz.sdk.attribute_match import AttributeMatch
+from dexviz.sdk.attribute_match import AttributeMatch, is_scalar
 from dexviz.sdk.errors import (
     FlowNotActiveError,
     LongPollTimeoutError,
@@ -49,6 +49,10 @@ def timeout_seconds(timeout: Any) -> float | None:
     if isinstance(wait, timedelta):
         return wait.total_seconds() or None
     return float(timeout)
+
+
+RPC_ADMISSION_LIMIT = timedelta(seconds=30)
+"""Longest a live RPC waits for the start Step's first attempt before it runs anyway."""
 
 
 class Client:
@@ -159,6 +163,10 @@ class Client:
         del run_id
         if self._closed or self._rt.closed:
             raise RuntimeError("this Client or its engine is closed")
+        # Dex runs an RPC after the start Step's first method (docs/dex-fidelity.md); a start
+        # Step stuck in that method holds the RPC back at most RPC_ADMISSION_LIMIT.
+        limit = None if self._rt.sim is not None else RPC_ADMISSION_LIMIT
+        self._wait(lambda: start_step_settled(self._rt, flow_id), limit)
         return invoke_rpc(self._rt, rpc_method, flow_id, input, options)
 
     def get_attribute(self, flow_id: str, attribute: Any, *instance: Any, run_id: str = "") -> Any:
@@ -298,10 +306,11 @@ class Client:
         self._call(lambda: operations.active_run(self._rt, flow_id, "wait_for_attribute_match"))
         key = attribute.physical_name(instance)
         seen: list[Any] = []
+        encode = _encoder(self._rt.codecs, attribute, match)
 
         def matched() -> bool:
             value = self._rt.runs[flow_id].attributes.get(key)
-            if match.matches(value):
+            if match.matches(value, encode):
                 seen.append(value)
                 return True
             return False
@@ -324,6 +333,22 @@ class Client:
         self.wait_for_attribute_match(
             flow_id, attribute, *head, AttributeMatch.equal_to(expected), timeout
         )
+
+
+def _encoder(codecs: Any, attribute: Any, match: AttributeMatch) -> Callable[[object], object]:
+    """The Attribute's codec for comparing encoded forms; checks the operand fits it first.
+
+    Raises:
+        ValueMappingError: If a non-scalar operand cannot be encoded as the Attribute's type.
+    """
+    operation = f"wait_for_attribute_match on Attribute {attribute.name!r}"
+
+    def encode(value: object) -> object:
+        return codecs.encode(attribute.value_type, value, operation=operation)
+
+    if not is_scalar(match.operand):
+        encode(match.operand)
+    return encode
 
 
 def _match_args(attribute: Any, args: tuple[Any, ...]) -> tuple[str | None, AttributeMatch, Any]:

@@ -15,9 +15,9 @@ from dexviz.sdk.errors import (
     LongPollTimeoutError,
     RequestTimeoutError,
     RpcLockConflictError,
-    StatusCode,
     WaitHandlerTimeoutError,
     WorkerInvocationError,
+    status_code,
 )
 
 E = TypeVar("E", bound=DexServiceError)
@@ -38,7 +38,7 @@ _CODES: dict[type[DexServiceError], tuple[str, ErrorSubStatus]] = {
 def service_error(cls: type[E], detail: str, *, flow_id: str | None, operation: str) -> E:
     """Build a DexServiceError subclass with Dex's status code and sub-status for it."""
     code, sub_status = _CODES.get(cls, ("UNKNOWN", ErrorSubStatus.UNCATEGORIZED))
-    return cls(StatusCode[code], sub_status, detail, operation, flow_id)
+    return cls(status_code(code), sub_status, detail, operation, flow_id)
 
 
 def worker_error(
@@ -50,12 +50,12 @@ def worker_error(
     handler's exception type and message.
     """
     return WorkerInvocationError(
-        StatusCode["FAILED_PRECONDITION"],
+        status_code("FAILED_PRECONDITION"),
         ErrorSubStatus.WORKER_API_ERROR,
         detail,
         operation,
         flow_id,
-        StatusCode["UNKNOWN"],
+        status_code("UNKNOWN"),
         error_type,
         error_detail,
     )

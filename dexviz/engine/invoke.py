@@ -25,8 +25,6 @@ MAX_RETRY_AFTER_S = 366 * 24 * 3600
 """The longest delay a RetryAfterError may ask for: a year (a longer one is a mistake)."""
 
 
-
-
 class QueuedStart(tuple):  # type: ignore[type-arg]
     """The unit that runs the first attempt of an execution's method once it is picked.
 
@@ -284,12 +282,13 @@ class Invoker:
                 for c in result.channel_conditions
                 if run.definition.channels.get(c.channel.name) != c.channel
             ]
-            unregistered = [c for c in result.subflows if not _registered(rt, c.flow)]
+            unregistered = [(c, why) for c in result.subflows if (why := _unregistered(rt, c.flow))]
             if unregistered:
                 where = self.where(run, ex, "wait_for")
+                condition, why = unregistered[0]
                 error = FlowDefinitionError(
-                    f"{where}: SubFlow.run names {unregistered[0].flow!r}, which is not "
-                    "registered with this engine"
+                    f"{where}: SubFlow.run names {condition.flow!r}, which is not registered "
+                    f"with this engine: {why}"
                 )
                 self.fail(run, ex, ctx, error, "invalid_result")
                 return
@@ -314,6 +313,11 @@ class Invoker:
     ) -> None:
         """Record a failed attempt; retry after the backoff, or take the method's failure exit."""
         rt = self._rt
+        # A definition error (unregistered Step, undeclared Channel) fails the same way on every
+        # attempt: retrying it only delays the failure, so the attempt is final at once.
+        permanent = isinstance(error, FlowDefinitionError) and not isinstance(
+            error, InvalidStepResultError
+        )
         if isinstance(error, RetryAfterError):
             error = _checked_retry_after(error, self.where(run, ex, ex.method))
             reason = "error" if isinstance(error, RetryAfterError) else "invalid_result"
@@ -326,7 +330,7 @@ class Invoker:
             else policy.backoff(ex.attempt)
         )
         elapsed = timedelta(microseconds=(rt.now() - ex.first_started_ns) / 1000)
-        retry = policy.should_retry(ex.attempt, elapsed, delay)
+        retry = not permanent and policy.should_retry(ex.attempt, elapsed, delay)
         delay_ns = int(delay.total_seconds() * 1e9)
         failure = ex.last_failure = StepMethodFailure.of(error, ex.method, ex.attempt)
         rt.recorder.emit(
@@ -406,9 +410,10 @@ def run_locks(runtime: Runtime, run: FlowRun) -> Any:
     return runtime.lock_table(run)
 
 
-def _registered(rt: Runtime, flow: Any) -> bool:
+def _unregistered(rt: Runtime, flow: Any) -> str:
+    """Why ``flow`` is not registered (the registry's own hint), or "" when it is."""
     try:
         rt.registry.definition(flow)
-    except FlowDefinitionError:
-        return False
-    return True
+    except FlowDefinitionError as error:
+        return str(error)
+    return ""

@@ -21,7 +21,7 @@ from dexviz.engine.errors import service_error, worker_error
 from dexviz.engine.failure_info import error_type_name
 from dexviz.engine.operations import existing_run
 from dexviz.engine.runners import HANDLER_EXITS, LiveRunner, guard_exits, reraise_exit
-from dexviz.engine.state import FlowRun
+from dexviz.engine.state import FlowRun, Phase
 from dexviz.history.kinds import EventKind
 from dexviz.sdk.clock import handler_clock
 from dexviz.sdk.codec import to_json_ready
@@ -53,6 +53,35 @@ def find_rpc(run: FlowRun, method: Any) -> RpcDefinition:
         name = method if isinstance(method, str) else getattr(method, "__name__", repr(method))
         raise FlowDefinitionError(f"{name!r} is not an @rpc method of Flow {run.flow_type!r}")
     return found
+
+
+def start_step_settled(rt: Runtime, flow_id: str) -> bool:
+    """Whether RPCs to ``flow_id`` may run: its start Step's first attempt has ended.
+
+    Dex admits an RPC only after the first attempt of the start Step's first method (WaitFor,
+    or Execute without one) committed or failed, so an RPC invoked right after ``start_flow``
+    sees that method's Attribute writes (docs/dex-fidelity.md, "RPCs after the start Step").
+    A Flow without a start Step, a delayed start, a continued run and a first method that
+    takes Attribute locks (an RPC then conflicts or not by R72) admit RPCs at once.
+    """
+    run = rt.runs.get(flow_id)
+    if run is None or not run.is_open or run.definition.start is None:
+        return True
+    options = run.start_options
+    if options is not None and getattr(options, "start_delay", None):
+        return True
+    start = run.definition.start
+    ex = run.executions.get(f"{start.step_type}-1")
+    if ex is None or ex.from_execution_id != "__start__" or ex.attempt > 1:
+        return True
+    first = Phase.WAIT_FOR if start.has_wait_for else Phase.EXECUTE
+    options = ex.options
+    locks = (
+        options.wait_for_lock_attributes if start.has_wait_for else options.execute_lock_attributes
+    )
+    if locks:
+        return True  # a locking first method orders RPCs through its locks instead (R72)
+    return ex.phase not in (Phase.QUEUED, first) or ex.last_failure is not None
 
 
 def invoke_rpc(
@@ -289,8 +318,11 @@ def _check_output(rt: Runtime, run: FlowRun, rpc: RpcDefinition, output: Any) ->
         rt.codecs.roundtrip(Any, output, operation=where)
     except ValueMappingError as error:
         raise worker_error(
-            str(error), flow_id=run.flow_id, operation="invoke_rpc",
-            error_type=error_type_name(error), error_detail=str(error),
+            str(error),
+            flow_id=run.flow_id,
+            operation="invoke_rpc",
+            error_type=error_type_name(error),
+            error_detail=str(error),
         ) from error
 
 

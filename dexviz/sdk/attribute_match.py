@@ -1,4 +1,9 @@
-"""AttributeMatch: the scalar predicate of ``Client.wait_for_attribute_match``."""
+"""AttributeMatch: the predicate of ``Client.wait_for_attribute_match``.
+
+Scalars (str, bool, int, float) compare as values; any other operand the Attribute's codec can
+encode (a dataclass, a pydantic model, a list) matches by equality of its encoded form, as Dex
+compares the stored payload.
+"""
 
 from __future__ import annotations
 
@@ -18,25 +23,32 @@ _OPERATORS: dict[str, Callable[[Any, Any], bool]] = {
 }
 
 
+def is_scalar(operand: object) -> bool:
+    """Whether ``operand`` compares as a value (str, bool, int, float), not by encoded form."""
+    return isinstance(operand, (str, bool, int, float))
+
+
 def _check_operand(op: str, operand: object) -> None:
-    if isinstance(operand, bool) or isinstance(operand, str):
+    if operand is None:
+        raise TypeError("AttributeMatch needs a value to compare with, got None")
+    if not is_scalar(operand) or isinstance(operand, (bool, str)):
         if op not in ("==", "!="):
             raise ValueError(f"AttributeMatch {op} needs an int or float operand, got {operand!r}")
         return
-    if not isinstance(operand, (int, float)):
-        raise TypeError(
-            f"AttributeMatch takes str, bool, int or float, got {type(operand).__name__}"
-        )
     if isinstance(operand, float) and not math.isfinite(operand):
         raise ValueError(f"AttributeMatch needs a finite float, got {operand!r}")
 
 
 @dataclass(frozen=True)
 class AttributeMatch:
-    """Compare an Attribute with a scalar; a missing Attribute or another type never matches."""
+    """Compare an Attribute with a value; a missing Attribute or another type never matches.
+
+    Ordering operators take numbers; ``==`` and ``!=`` take any value the Attribute's codec can
+    encode, compared by encoded form.
+    """
 
     op: str
-    operand: str | bool | int | float
+    operand: Any
 
     def __post_init__(self) -> None:
         if self.op not in _OPERATORS:
@@ -44,12 +56,12 @@ class AttributeMatch:
         _check_operand(self.op, self.operand)
 
     @classmethod
-    def equal_to(cls, operand: str | bool | int | float) -> AttributeMatch:
+    def equal_to(cls, operand: Any) -> AttributeMatch:
         """Match a value equal to ``operand``."""
         return cls("==", operand)
 
     @classmethod
-    def not_equal_to(cls, operand: str | bool | int | float) -> AttributeMatch:
+    def not_equal_to(cls, operand: Any) -> AttributeMatch:
         """Match a present value different from ``operand``."""
         return cls("!=", operand)
 
@@ -73,9 +85,21 @@ class AttributeMatch:
         """Match a number at most ``operand``."""
         return cls("<=", operand)
 
-    def matches(self, value: object) -> bool:
-        """Whether ``value`` satisfies the match (None — a missing Attribute — never does)."""
-        if value is None or not _same_kind(value, self.operand):
+    def matches(self, value: object, encode: Callable[[object], object] | None = None) -> bool:
+        """Whether ``value`` satisfies the match (None — a missing Attribute — never does).
+
+        Args:
+            value: The Attribute's current value.
+            encode: The Attribute's codec; a non-scalar operand is compared by encoded form
+                through it (by ``==`` on the values without it).
+        """
+        if value is None:
+            return False
+        if not is_scalar(self.operand):
+            if encode is None:
+                return _OPERATORS[self.op](value, self.operand)
+            return _OPERATORS[self.op](encode(value), encode(self.operand))
+        if not _same_kind(value, self.operand):
             return False
         return _OPERATORS[self.op](value, self.operand)
 

@@ -31,10 +31,11 @@ def _check_name(kind: str, name: object) -> None:
 
 
 def _check_instance(kind: str, name: str, instance: object) -> None:
-    if not isinstance(instance, str) or not instance or "/" in instance:
+    # Dex takes any non-empty string as an instance key; spaces, '/' and the rest are
+    # percent-encoded in the physical name (physical_name), never in the key itself.
+    if not isinstance(instance, str) or not instance:
         raise ValueError(
-            f"{kind} {name!r}: instance key must be a non-empty string without '/', "
-            f"got {instance!r}"
+            f"{kind} {name!r}: instance key must be a non-empty string, got {instance!r}"
         )
 
 

@@ -219,20 +219,25 @@ def _plain(kind: DecisionKind, output: Any) -> StepDecision:
 
 def go_to_many(*movements: StepMovement) -> StepDecision:
     """Fan out: start every movement's Step, each with its own input, in argument order."""
+    return _fan_out("go_to_many", movements)
+
+
+def go_to_multi(*movements: StepMovement) -> StepDecision:
+    """The 0.2 SDK's name for :func:`go_to_many`; its errors say ``go_to_multi`` as 0.2 does."""
+    return _fan_out("go_to_multi", movements)
+
+
+def _fan_out(name: str, movements: tuple[StepMovement, ...]) -> StepDecision:
     if not movements:
-        raise ValueError("go_to_many requires a movement")
+        raise ValueError(f"{name} requires a movement")
     if set(map(type, movements)) != {StepMovement}:  # one C pass; the loop names the culprit
         for movement in movements:
             if not isinstance(movement, StepMovement):
                 raise TypeError(
-                    f"go_to_many takes StepMovement.of(step, input) values, got "
+                    f"{name} takes StepMovement.of(step, input) values, got "
                     f"{type(movement).__name__}"
                 )
     return StepDecision(DecisionKind.NEXT, movements)
-
-
-go_to_multi = go_to_many
-"""The 0.2 SDK's name for go_to_many."""
 
 
 def dead_end() -> StepDecision:

@@ -9,16 +9,14 @@ memory address.
 from __future__ import annotations
 
 import importlib
+import sys
 from dataclasses import dataclass
 from enum import Enum
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 
-class StatusCode(Enum):
-    """gRPC status codes, used when ``grpcio`` is not installed (same member names and values).
-
-    When ``grpcio`` is importable, this module's ``StatusCode`` *is* ``grpc.StatusCode`` instead.
-    """
+class _FallbackStatusCode(Enum):
+    """gRPC status codes for when ``grpcio`` is not installed (same member names and values)."""
 
     OK = (0, "ok")
     CANCELLED = (1, "cancelled")
@@ -39,6 +37,16 @@ class StatusCode(Enum):
     UNAUTHENTICATED = (16, "unauthenticated")
 
 
+# Members print as StatusCode.X; __qualname__ stays, so pickles find this class, not grpc's.
+_FallbackStatusCode.__name__ = "StatusCode"
+
+if TYPE_CHECKING:
+    StatusCode = _FallbackStatusCode
+    """gRPC status codes: ``grpc.StatusCode`` when grpcio is installed, else a same-shaped enum."""
+
+_resolved_status_code: type[Enum] | None = None
+
+
 def _grpc_status_code() -> type[Enum] | None:
     try:
         module = importlib.import_module("grpc")
@@ -48,9 +56,36 @@ def _grpc_status_code() -> type[Enum] | None:
     return status_code
 
 
-if not TYPE_CHECKING:
-    # Dex applications compare codes with grpc.StatusCode; give them the very same members.
-    StatusCode = _grpc_status_code() or StatusCode
+def status_code_enum() -> type[Enum]:
+    """Return the status-code enum Dex applications compare with: ``grpc.StatusCode`` if installed.
+
+    grpc is imported on the first call, not when dexviz is imported (importing grpc pulls
+    asyncio, logging and a thread pool); without grpcio, a same-shaped enum stands in.
+    """
+    global _resolved_status_code
+    if _resolved_status_code is None:
+        _resolved_status_code = _grpc_status_code() or _FallbackStatusCode
+    return _resolved_status_code
+
+
+def status_code(name: str) -> StatusCode:
+    """Return the status code called ``name`` without importing grpc.
+
+    The member is grpc's when grpc is already imported and the stand-in's otherwise; errors
+    keep only the name, so either member works as a constructor argument.
+    """
+    grpc = sys.modules.get("grpc")
+    if grpc is not None and hasattr(grpc, "StatusCode"):
+        member: StatusCode = grpc.StatusCode[name]
+        return member
+    return _FallbackStatusCode[name]
+
+
+def __getattr__(name: str) -> Any:
+    """Resolve ``StatusCode`` on first access, so importing this module does not import grpc."""
+    if name == "StatusCode":
+        return status_code_enum()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class ErrorSubStatus(Enum):
@@ -128,21 +163,27 @@ class DexServiceError(RuntimeError):
             flow_id: The targeted Flow ID, if any.
         """
         super().__init__(_service_message(operation, flow_id, detail))
-        self.code = code
+        self._code_name = code.name
         self.sub_status = sub_status
         self.detail = detail
         self.operation = operation
         self.flow_id = flow_id
 
+    @property
+    def code(self) -> StatusCode:
+        """The gRPC status code: a ``grpc.StatusCode`` member whenever grpcio is installed."""
+        return cast("StatusCode", status_code_enum()[self._code_name])
+
     def __reduce__(self) -> tuple[object, ...]:
-        """Pickle through the constructor arguments."""
-        arguments = (self.code, self.sub_status, self.detail, self.operation, self.flow_id)
+        """Pickle through the constructor arguments (by name, so grpc need not be imported)."""
+        code = _FallbackStatusCode[self._code_name]
+        arguments = (code, self.sub_status, self.detail, self.operation, self.flow_id)
         return (type(self), arguments)
 
     def __repr__(self) -> str:
         """Show the structured fields."""
         return (
-            f"{type(self).__name__}(code={self.code.name}, sub_status={self.sub_status.name}, "
+            f"{type(self).__name__}(code={self._code_name}, sub_status={self.sub_status.name}, "
             f"operation={self.operation!r}, flow_id={self.flow_id!r}, detail={self.detail!r})"
         )
 
@@ -205,19 +246,27 @@ class WorkerInvocationError(DexServiceError):
             worker_error_detail: The handler exception text.
         """
         super().__init__(code, sub_status, detail, operation, flow_id)
-        self.worker_code = worker_code
+        self._worker_code_name = None if worker_code is None else worker_code.name
         self.worker_error_type = worker_error_type
         self.worker_error_detail = worker_error_detail
 
+    @property
+    def worker_code(self) -> StatusCode | None:
+        """The handler's status code (grpc's member when grpcio is installed), or None."""
+        if self._worker_code_name is None:
+            return None
+        return cast("StatusCode", status_code_enum()[self._worker_code_name])
+
     def __reduce__(self) -> tuple[object, ...]:
-        """Pickle through the constructor arguments."""
+        """Pickle through the constructor arguments (by name, so grpc need not be imported)."""
+        worker = self._worker_code_name
         arguments = (
-            self.code,
+            _FallbackStatusCode[self._code_name],
             self.sub_status,
             self.detail,
             self.operation,
             self.flow_id,
-            self.worker_code,
+            None if worker is None else _FallbackStatusCode[worker],
             self.worker_error_type,
             self.worker_error_detail,
         )

@@ -164,10 +164,10 @@ def _initial_attribute(owner: str, attribute: object, args: tuple[object, ...]) 
         return InitialAttribute(attribute, None, args[0])
     if is_map and len(args) == 2:
         instance = args[0]
-        if not isinstance(instance, str) or not instance or "/" in instance:
+        if not isinstance(instance, str) or not instance:  # '/' is escaped, as in AttributeMap
             raise ValueError(
-                f"{owner}.with_attribute: an AttributeMap instance must be a non-empty str "
-                f"without '/', got {instance!r}"
+                f"{owner}.with_attribute: an AttributeMap instance must be a non-empty str, "
+                f"got {instance!r}"
             )
         return InitialAttribute(attribute, instance, args[1])
     form = "(attribute_map, instance, value)" if is_map else "(attribute, value)"

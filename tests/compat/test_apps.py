@@ -124,3 +124,15 @@ def test_steps_use_the_app_client_re_entrantly_to_start_children(
     app = load_app("parent_child_v123")
     assert app.run("inproc:family", str(tmp_path), 4) == [0, 1, 4, 9]
     assert dexviz_threads() == []
+
+
+def test_subscription_app_describes_right_after_the_start_and_matches_a_dataclass(
+    dex: ModuleType, tmp_path: Path
+) -> None:
+    app = load_app("subscription_v123")
+    described, matched, note, output = app.run("inproc:subscription", str(tmp_path), "sub-1")
+    assert described == "gold at 1900"
+    assert matched == app.Plan("gold", 1900)
+    assert note == "charge 1900"
+    assert output == "gold cancelled: moving"
+    assert dexviz_threads() == []

@@ -159,8 +159,9 @@ def test_r49_channel_map_instances_are_independent_queues() -> None:
 
 def test_r49_physical_name_escapes_the_key() -> None:
     assert ORDERS.physical_name("order 42") == "orders/order%2042"
+    assert ORDERS.for_one("a/b").physical_name == "orders/a%2Fb"  # '/' is escaped (issue 25, 2)
     with pytest.raises(ValueError):
-        ORDERS.for_one("a/b")
+        ORDERS.for_one("")
 
 
 # -- R50, R51 ------------------------------------------------------------------------------

@@ -178,11 +178,12 @@ def test_go_to_unregistered_step_fails_the_flow_naming_flow_execution_and_target
     assert execution_ids(run.history) == ["GoesAstray-1"]
 
 
-def test_go_to_unregistered_step_is_retried_like_any_failed_attempt() -> None:
-    step = GoesAstray(StepOptions(execute_retry=retries(3)))
+def test_definition_error_fails_the_flow_at_once_without_retries() -> None:
+    """A go_to to an unregistered Step fails the same way on every attempt (issue 27, 9)."""
+    step = GoesAstray(StepOptions(execute_retry=retries(150)))
     run = simulate(AdHocFlow("AstrayFlow", step), 1)
-    assert step.calls == 3
-    assert [f["final"] for f in failed_attempts(run.history)] == [False, False, True]
+    assert step.calls == 1
+    assert [f["final"] for f in failed_attempts(run.history)] == [True]
     assert run.result.error_type is FlowErrorType.WORKER_API_FAILED
 
 

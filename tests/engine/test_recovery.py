@@ -158,7 +158,7 @@ def _timed_out(flows: Sequence[Any]) -> list[Any]:
 
 SCENARIOS = [
     Scenario("contract_edit", lambda: [ContractEditFlow()], _edits, 4, _reviewers),
-    Scenario("timers", lambda: [BFlow("Timers", TimerOrMessage())], _timers),
+    Scenario("timers", lambda: [BFlow("Timers", TimerOrMessage(), schema=[CH])], _timers),
     Scenario(
         "timer_or_message",
         lambda: [BFlow("Timers", TimerOrMessage(), schema=[CH])],

@@ -7,6 +7,8 @@ import importlib
 import importlib.util
 import pickle
 import re
+import subprocess
+import sys
 
 import pytest
 
@@ -209,3 +211,35 @@ def test_dexviz_errors_have_their_own_root() -> None:
     assert not issubclass(DexvizError, RuntimeError)
     assert not issubclass(DexServiceError, DexvizError)
     assert str(SimulationLimitError("more than 10000 steps")) == "more than 10000 steps"
+
+
+_RAISED_BEFORE_GRPC = """
+import sys
+from dexviz.engine.errors import service_error, worker_error
+from dexviz.sdk.errors import FlowNotFoundError
+error = service_error(FlowNotFoundError, "no such flow", flow_id="f", operation="describe")
+worker = worker_error("boom", flow_id="f", operation="rpc", error_type="E", error_detail="x")
+print("grpc" in sys.modules, repr(error))
+import grpc
+print(error.code == grpc.StatusCode.NOT_FOUND, error.code is grpc.StatusCode.NOT_FOUND)
+codes = grpc.StatusCode
+print(worker.code is codes.FAILED_PRECONDITION, worker.worker_code is codes.UNKNOWN)
+"""
+
+
+def test_status_code_is_resolved_lazily_and_errors_answer_with_grpcs_members() -> None:
+    if importlib.util.find_spec("grpc") is None:
+        pytest.skip("grpcio is not installed")
+    out = subprocess.run(
+        [sys.executable, "-c", _RAISED_BEFORE_GRPC], capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    assert out[0].startswith("False FlowNotFoundError(code=NOT_FOUND,")
+    assert out[1:] == ["True True", "True True"]
+
+
+def test_errors_built_with_the_stand_in_enum_pickle_and_compare_by_name() -> None:
+    error = DexServiceError(
+        errors._FallbackStatusCode.ABORTED, ErrorSubStatus.UNCATEGORIZED, "d", "op", None
+    )
+    assert error.code is StatusCode.ABORTED
+    assert pickle.loads(pickle.dumps(error)).code is StatusCode.ABORTED
