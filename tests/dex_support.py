@@ -240,19 +240,55 @@ def _edit_and_save(run: DexWebRun, reviewer: int, n: int, at: float, given: dict
 
 
 def finish(run: DexWebRun, at: float, ms: int, broken: bool, *,
-           parent: str = "StartContractEdits-1") -> None:
-    """FinishContractEdits takes the three records and the Flow completes."""
+           parent: str = "StartContractEdits-1", earlier: Sequence[Any] = ()) -> None:
+    """FinishContractEdits takes the three records (``earlier`` ones first) and completes."""
     del broken
     del ms
-    records = [_value_of(m) for e in run.events if e["type"] == "StepExecuteCompleted"
-               for m in e["payload"]["output"].get("publishToChannel", [])
-               if m["channelName"] == FINISHED]
+    records = [*earlier, *(_value_of(m) for e in run.events if e["type"] == "StepExecuteCompleted"
+                           for m in e["payload"]["output"].get("publishToChannel", [])
+                           if m["channelName"] == FINISHED)]
     run.execute("FinishContractEdits-1", parent, at, at + 0.05, 3, taken=[(FINISHED, records)],
                 close=2, close_input=records)
     run.closed(at + 0.1, 2, results=[{
         "completedStepType": "FinishContractEdits",
         "completedStepExecutionId": "FinishContractEdits-1",
         "completedStepOutput": dex_value(records)}])
+
+
+RUN_2 = "0195a0c5-0000-7000-8000-000000000002"
+
+
+def continue_as_new_chain() -> list[dict[str, Any]]:
+    """Two pages: the run above cut after reviewer 3's save, continued as new in run 2.
+
+    Run 2 resumes EnterContractEdit-1 and FinishContractEdits-1 (both still waiting) with the
+    token and two records pending; its event ids restart from 1.
+    """
+    first = contract_edit_run(until=5.7)
+    first.closed(5.72, 7, continuedToRunId=RUN_2)
+    carried = [_value_of(m) for e in first.events if e["type"] == "StepExecuteCompleted"
+               for m in e["payload"]["output"].get("publishToChannel", [])
+               if m["channelName"] == FINISHED]
+    second = DexWebRun(run_id=RUN_2)
+    wait = {"waitingConditionType": 1, "channelConditions": [
+        {"channelName": TOKEN, "atLeast": 1, "atMost": 1}]}
+    finished = {"waitingConditionType": 1, "channelConditions": [
+        {"channelName": FINISHED, "atLeast": 3, "atMost": 3}]}
+    second.started(5.73, None, continued={
+        "previousRunId": RUN_ID,
+        "stepsToResume": [
+            {"stepExecutionId": "EnterContractEdit-1", "waitingCondition": wait,
+             "step": {"stepType": "EnterContractEdit", "stepInput": dex_value(edit(1))}},
+            {"stepExecutionId": "FinishContractEdits-1", "waitingCondition": finished,
+             "step": {"stepType": "FinishContractEdits", "stepInput": dex_value(3)}}],
+        "pendingChannelMessages": {
+            TOKEN: {"messages": [{"channelName": TOKEN, "value": dex_value("contract")}]},
+            FINISHED: {"messages": [{"channelName": FINISHED, "value": dex_value(r)}
+                                    for r in carried]}}})
+    ms = int(T0.timestamp() * 1000)
+    _edit_and_save(second, 1, 2, 5.75, edit(1), False, ms)
+    finish(second, 10.05, ms, False, earlier=carried)
+    return [first.page(), second.page()]
 
 
 def _value_of(message: Mapping[str, Any]) -> Any:

@@ -83,12 +83,14 @@ class Converter:
         self.run = _Run("")
         self.last_ns = 0
 
-    def emit(self, time_ns: int, kind: str, payload: dict[str, Any], *,
-             execution_id: str | None = None, step_type: str | None = None,
-             method: str | None = None, attempt: int | None = None) -> None:
-        """Add one event (sorted by time at the end; ties keep emission order)."""
-        self.out.append(_Out(time_ns, len(self.out), kind, self.run.run_id, execution_id,
-                             step_type, method, attempt, payload))
+    def emit(self, time_ns: int, kind: str, payload: dict[str, Any], **who: Any) -> None:
+        """Add one event (sorted by time at the end; ties keep emission order).
+
+        ``who`` names the event's ``execution_id``, ``step_type``, ``method`` and ``attempt``.
+        """
+        self.out.append(_Out(time_ns, len(self.out), kind, self.run.run_id,
+                             who.get("execution_id"), who.get("step_type"), who.get("method"),
+                             who.get("attempt"), payload))
 
     def events(self, flow_id: str) -> list[Event]:
         """The collected events in time order, numbered from 1."""
@@ -232,9 +234,8 @@ class Converter:
         if not execution_id:
             raise DexValueError("payload.context.stepExecutionId is missing")
         step_type = context.s("stepType") or execution_id.rsplit("-", 1)[0]
-        started = context.time("startedTime")
+        started, duration = context.time("startedTime"), context.duration("duration")
         if started is None:
-            duration = context.duration("duration")
             started = time_ns - duration if duration is not None else time_ns
         created = self._ensure_created(raw, execution_id, started)
         attempts = context.i("finalAttempt") or 1
@@ -249,8 +250,8 @@ class Converter:
         context = p.m("context")
         execution_id, step_type, started, attempts = self._method_start(
             raw, time_ns, context, method)
-        who = {"execution_id": execution_id, "step_type": step_type, "method": method,
-               "attempt": attempts}
+        who: dict[str, Any] = {"execution_id": execution_id, "step_type": step_type,
+                               "method": method, "attempt": attempts}
         pending = raw.type.endswith("Pending")
         phase = p.enum("phase", PENDING_PHASE).removeprefix("PENDING_STEP_METHOD_PHASE_").lower()
         if method == "execute" and (execution_id in self.run.waited
@@ -387,7 +388,7 @@ class Converter:
         if p.b("unavailable"):
             self.losses.add("inputs", f"{execution_id}: its Execute input (and what its wait "
                                       "took) was not retained")
-        who = {"execution_id": execution_id, "step_type": step_type}
+        who: dict[str, Any] = {"execution_id": execution_id, "step_type": step_type}
         self.emit(time_ns, _K.WAIT_SATISFIED, {"conditions": conditions, "timers_fired": fired,
                                                "messages": taken}, **who)
         for message in taken:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Iterable
+from os import PathLike
+from pathlib import Path
 from typing import Any
 
 from dexviz.history.dex_events import UNKNOWN_KIND, convert
@@ -45,6 +47,20 @@ class DexHistory(History):
     def __repr__(self) -> str:
         return (f"DexHistory(flow_id={self.flow_id!r}, runs={len(self.run_ids)}, "
                 f"events={len(self)}, losses={len(self.losses)}, source={self.source!r})")
+
+    def to_html(self, path: str | PathLike[str], *, token_channel: str | None = None) -> Path:
+        """Write this run as one self-contained HTML replay file (as ``run.to_html`` does).
+
+        Raises:
+            RuntimeError: no HTML writer is installed (dexviz's package metadata is missing).
+        """
+        from importlib.metadata import entry_points
+
+        # The history layer imports no view: the report writer is found by its entry point.
+        for point in entry_points(group="dexviz.writers", name="html"):
+            return Path(point.load()(self, path, token_channel=token_channel))
+        raise RuntimeError("no 'html' writer in the entry points 'dexviz.writers': dexviz's "
+                           "package metadata is missing; install dexviz to write reports")
 
     def describe_losses(self) -> str:
         """One line per loss, or a line saying nothing is known to be missing."""

@@ -111,8 +111,11 @@ def _parse(source: Any) -> tuple[str, Any]:
             return str(path), json.loads(data.decode("utf-8"))
         except UnicodeDecodeError as error:
             raise HistoryFormatError(f"{path}: not UTF-8 text ({error})") from None
-        except ValueError as error:
-            raise HistoryFormatError(f"{path}: not JSON ({error})") from None
+        except json.JSONDecodeError as error:
+            near = error.doc[:error.pos].count('"type"') - 1
+            where = f", in event {near}" if near >= 0 else ""
+            raise HistoryFormatError(f"{path}: not JSON, cut off or broken at line {error.lineno} "
+                                     f"column {error.colno}{where} ({error.msg})") from None
     return "<Dex history value>", source
 
 
@@ -198,7 +201,7 @@ def _event(raw: Any, index: int, page: int | None) -> DexRawEvent:
 
 
 def _recover(raw: Mapping[str, Any]) -> tuple[str, Any]:
-    """dexcli's ``Unspecified`` event: the payload case's own key is left in the event."""
+    """Dexcli's ``Unspecified`` event: the payload case's own key is left in the event."""
     for key, value in raw.items():
         if key not in _EVENT_KEYS and isinstance(value, Mapping):
             return key[:1].upper() + key[1:], value

@@ -184,8 +184,11 @@ class Plan:
                 yield child
 
     def children_for(self, parent: str, index: int, types: list[str] | None) -> list[Child]:
-        """The children made by ``parent``'s event ``index``: one per Step type in ``types``
-        (a decision's movements), or the one recovery child when ``types`` is None."""
+        """The children made by ``parent``'s event ``index``.
+
+        One per Step type in ``types`` (a decision's movements), or the one recovery child
+        when ``types`` is None.
+        """
         wanted = [None] if types is None else list(types)
         found: list[Child] = []
         for step_type in wanted:

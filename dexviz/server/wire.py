@@ -130,28 +130,32 @@ def decode(data: bytes, message: str, unknown: list[int] | None = None) -> dict[
             if unknown is not None:
                 unknown.append(number)
             continue
-        name, kind, label = field
-        if label == "map":
-            if wire != _LENGTH:
-                raise WireError(f"{message}.{name} is a map but has wire type {wire}")
-            out.setdefault(name, {}).update([_map_entry(raw, kind)])
-            continue
-        if kind in MESSAGES:
-            if wire != _LENGTH:
-                raise WireError(f"{message}.{name} is a message but has wire type {wire}")
-            value: Any = decode(raw, kind)
-            if kind in ("Timestamp", "Duration"):
-                value = _time_text(value, kind == "Duration")
-        elif label == "*" and wire == _LENGTH and kind in _NUMERIC:
-            out.setdefault(name, []).extend(_packed(kind, raw))
-            continue
-        else:
-            value = _scalar(kind, wire, raw)
-        if label == "*":
-            out.setdefault(name, []).append(value)
-        else:
-            out[name] = value
+        _decode_field(out, message, field, wire, raw)
     return out
+
+
+def _decode_field(out: dict[str, Any], message: str, field: tuple[str, str, str], wire: int,
+                  raw: Any) -> None:
+    name, kind, label = field
+    if (label == "map" or kind in MESSAGES) and wire != _LENGTH:
+        raise WireError(f"{message}.{name} is a message but has wire type {wire}")
+    if label == "map":
+        out.setdefault(name, {}).update([_map_entry(raw, kind)])
+        return
+    if label == "*" and wire == _LENGTH and kind in _NUMERIC:
+        out.setdefault(name, []).extend(_packed(kind, raw))
+        return
+    value: Any
+    if kind in MESSAGES:
+        value = decode(raw, kind)
+        if kind in ("Timestamp", "Duration"):
+            value = _time_text(value, kind == "Duration")
+    else:
+        value = _scalar(kind, wire, raw)
+    if label == "*":
+        out.setdefault(name, []).append(value)
+    else:
+        out[name] = value
 
 
 def _map_entry(raw: bytes, kind: str) -> tuple[str, Any]:
@@ -187,6 +191,7 @@ def history_event(data: bytes) -> dict[str, Any]:
 
 # ---------------------------------------------------------------------------- encoding
 def put_varint(value: int) -> bytes:
+    """``value`` as a protobuf varint (negative numbers as 64-bit two's complement)."""
     value &= (1 << 64) - 1
     out = bytearray()
     while True:
@@ -227,22 +232,23 @@ def encode(value: Mapping[str, Any], message: str) -> bytes:
     """Encode a protojson-shaped mapping as ``message`` (defaults left out, as proto3 does)."""
     out = bytearray()
     for number, (name, kind, label) in sorted(MESSAGES[message].items()):
-        if name not in value:
-            continue
-        item = value[name]
-        if label == "map":
-            for key, entry in sorted(item.items()):
-                body = _encode_one(1, "string", key) + _encode_one(2, kind, entry)
-                out += _key(number, _LENGTH) + put_varint(len(body)) + body
-        elif label == "*":
-            for element in item:
-                out += _encode_one(number, kind, element)
-        elif label == "?" or message == "Value":
-            # Explicit presence (and a Value's oneof case) is sent even at its default.
-            out += _encode_one(number, kind, 0 if item is None else item)
-        elif kind in MESSAGES:
-            if item is not None:
-                out += _encode_one(number, kind, item)
-        elif item not in (None, "", 0, False, "0"):
-            out += _encode_one(number, kind, item)
+        if name in value:
+            out += _encode_field(number, kind, label, value[name], message)
     return bytes(out)
+
+
+def _encode_field(number: int, kind: str, label: str, item: Any, message: str) -> bytes:
+    if label == "map":
+        out = bytearray()
+        for key, entry in sorted(item.items()):
+            body = _encode_one(1, "string", key) + _encode_one(2, kind, entry)
+            out += _key(number, _LENGTH) + put_varint(len(body)) + body
+        return bytes(out)
+    if label == "*":
+        return b"".join(_encode_one(number, kind, element) for element in item)
+    if label == "?" or message == "Value":
+        # Explicit presence (and a Value's oneof case) is sent even at its default.
+        return _encode_one(number, kind, 0 if item is None else item)
+    if kind in MESSAGES:
+        return b"" if item is None else _encode_one(number, kind, item)
+    return b"" if item in (None, "", 0, False, "0") else _encode_one(number, kind, item)
