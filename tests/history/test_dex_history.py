@@ -233,3 +233,30 @@ def test_forced_close_reports_pending_methods() -> None:
     assert record is not None
     assert record.status.value == "Pending"
     assert history.of_kind(EventKind.FLOW_CLOSED)[0].payload["status"] == "CANCELED"
+
+
+def test_rpc_publications_and_the_steps_it_starts() -> None:
+    run = contract_edit_run(until=5.7)
+    run.add("RpcExecutionCompleted", 5.8, {
+        "rpcName": "reopen", "input": dex_value({"why": "typo"}), "output": dex_value(True),
+        "publishToChannel": [{"channelName": TOKEN, "value": dex_value("contract"),
+                              "messageId": "0195a0c4-0000-7000-8000-00000000000a"}],
+        "upsertAttributes": [{"key": "reopened", "value": dex_value(1)}],
+        "stepDecision": {"nextSteps": [{"stepType": "EnterContractEdit",
+                                        "stepInput": dex_value({"reviewer": "reviewer-4"})}]}})
+    run.wait_for("EnterContractEdit-4", "__rpc/reopen", 5.85, 5.9, {"reviewer": "reviewer-4"},
+                 TOKEN, 1)
+    history = dexviz.from_dex(run.page())
+    rpc = history.of_kind(EventKind.RPC_EXECUTION_COMPLETED)[0]
+    assert (rpc.method, rpc.payload["rpc"], rpc.payload["output"]) == ("rpc", "reopen", True)
+    assert rpc.payload["writes"] == [{"attribute": "reopened", "value": 1, "deleted": False}]
+    assert [n["execution_id"] for n in rpc.payload["next"]] == ["EnterContractEdit-4"]
+    published = [e for e in history.of_kind(EventKind.MESSAGE_PUBLISHED)
+                 if e.payload["publisher"] == "rpc:reopen"]
+    assert [e.payload["message_id"] for e in published] == [
+        "0195a0c4-0000-7000-8000-00000000000a"]
+    created = history.of_kind(EventKind.STEP_EXECUTION_CREATED)[-1]
+    assert (created.execution_id, created.payload["from_execution_id"],
+            created.payload["reason"], created.time_ns) == (
+        "EnterContractEdit-4", "__rpc/reopen", "rpc", rpc.time_ns)
+    assert "reopen" in history.flow_spec["rpcs"]

@@ -17,7 +17,7 @@ from dexviz.server import (  # noqa: E402
     DexServerTimeoutError,
     DexServerUnavailableError,
 )
-from tests.dex_support import RUN_ID, contract_edit_run  # noqa: E402
+from tests.dex_support import RUN_2, RUN_ID, continue_as_new_chain, contract_edit_run  # noqa: E402
 from tests.server.fake_dex import FakeDex  # noqa: E402
 
 
@@ -145,3 +145,15 @@ def test_errors_pickle_with_their_fields() -> None:
 def test_timeout_must_be_positive() -> None:
     with pytest.raises(ValueError, match="timeout must be more than 0 seconds"):
         dexviz.connect("127.0.0.1:1", timeout=0)
+
+
+def test_all_runs_follows_the_continue_as_new_chain(fake_dex: FakeDex) -> None:
+    first, second = continue_as_new_chain()
+    fake_dex.runs = {RUN_ID: [first], RUN_2: [second]}
+    fake_dex.current, fake_dex.first = RUN_2, RUN_ID
+    with dexviz.connect(fake_dex.address) as server:
+        chain = server.history("contract-7", all_runs=True, progress=False)
+        current = server.history("contract-7", progress=False)
+    assert chain.run_ids == (RUN_ID, RUN_2)
+    assert chain.events == dexviz.from_dex([first, second]).events
+    assert current.run_ids == (RUN_2,)
