@@ -13,11 +13,10 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
+from dexviz.history.dex_emit import UNKNOWN_KIND, Emitter, RunState
 from dexviz.history.dex_fields import (
-    CONDITION_STATUS,
     FLOW_ERROR_TYPE,
     FLOW_TIMEOUT_POLICY,
     PENDING_PHASE,
@@ -38,9 +37,6 @@ from dexviz.history.kinds import EventKind
 
 __all__ = ["UNKNOWN_KIND", "convert"]
 
-UNKNOWN_KIND = "unknown"
-"""The kind of an event whose Dex type dexviz does not know (its type stays in the payload)."""
-
 _K = EventKind
 _METHOD = {
     "StepWaitForCompleted": "wait_for", "StepWaitForFailed": "wait_for",
@@ -49,61 +45,19 @@ _METHOD = {
 }  # fmt: skip
 
 
-@dataclass(frozen=True)
-class _Out:
-    time_ns: int
-    order: int
-    kind: str
-    run_id: str
-    execution_id: str | None
-    step_type: str | None
-    method: str | None
-    attempt: int | None
-    payload: dict[str, Any]
-
-
-class _Run:
-    """What one run's walk keeps: queued messages per Channel and created executions."""
-
-    def __init__(self, run_id: str) -> None:
-        self.run_id = run_id
-        self.queues: dict[str, deque[tuple[str, Any]]] = {}
-        self.created: dict[str, int] = {}
-        self.waited: set[str] = set()
-        self.start_ns = 0
-
-
-class Converter:
+class Converter(Emitter):
     """Walks a Plan's runs in order and collects dexviz events."""
 
     def __init__(self, plan: Plan, losses: Losses) -> None:
+        super().__init__(losses)
         self.plan = plan
-        self.losses = losses
-        self.out: list[_Out] = []
-        self.run = _Run("")
         self.last_ns = 0
-
-    def emit(self, time_ns: int, kind: str, payload: dict[str, Any], **who: Any) -> None:
-        """Add one event (sorted by time at the end; ties keep emission order).
-
-        ``who`` names the event's ``execution_id``, ``step_type``, ``method`` and ``attempt``.
-        """
-        self.out.append(_Out(time_ns, len(self.out), kind, self.run.run_id,
-                             who.get("execution_id"), who.get("step_type"), who.get("method"),
-                             who.get("attempt"), payload))
-
-    def events(self, flow_id: str) -> list[Event]:
-        """The collected events in time order, numbered from 1."""
-        ordered = sorted(self.out, key=lambda o: (o.time_ns, o.order))
-        return [Event(n, o.time_ns, o.kind if o.kind == UNKNOWN_KIND else _kind(o.kind),
-                      flow_id, o.run_id, o.execution_id, o.step_type, o.method, o.attempt,
-                      o.payload) for n, o in enumerate(ordered, 1)]
 
     # ------------------------------------------------------------------ walking
     def walk(self) -> None:
         """Convert every event of every run."""
         for run_id, events in self.plan.runs:
-            self.run = _Run(run_id)
+            self.run = RunState(run_id)
             for raw in events:
                 try:
                     self.event(raw)
@@ -345,66 +299,6 @@ class Converter:
             "stack_trace": error["stack_trace"], "reason": "error", "final": True,
             "retry_at_ns": None, "retry_delay_ns": None}, **who)
 
-    # ------------------------------------------------------------------ messages
-    def message_id(self, message: Fields, raw: DexRawEvent, number: int) -> str:
-        """The message's id, or a name made from the event that published it (stated loss)."""
-        given = message.s("messageId")
-        if given:
-            return given
-        self.losses.add("message ids", "messages published without a message id (older "
-                                       "servers) are named <run id>/<event id>/<n>")
-        return f"{self.run.run_id}/{raw.event_id if raw.event_id is not None else raw.index}/" \
-               f"{number}"
-
-    def _publications(self, raw: DexRawEvent, messages: list[Fields]) -> list[dict[str, Any]]:
-        found = []
-        for number, message in enumerate(messages):
-            channel = message.s("channelName")
-            found.append({"channel": channel, "message_id": self.message_id(message, raw, number),
-                          "value": message.value("value")})
-        return found
-
-    def _published(self, time_ns: int, messages: list[dict[str, Any]], publisher: str,
-                   who: dict[str, Any]) -> None:
-        for message in messages:
-            self.run.queues.setdefault(message["channel"], deque()).append(
-                (message["message_id"], message["value"]))
-            self.emit(time_ns, _K.MESSAGE_PUBLISHED, {**message, "publisher": publisher}, **who)
-
-    def _satisfied(self, execution_id: str, step_type: str, time_ns: int, p: Fields) -> None:
-        results = p.m("conditionResults")
-        conditions, taken = [], []
-        for index, result in enumerate(results.ms("channelResults")):
-            if result.enum("conditionStatus", CONDITION_STATUS) == CONDITION_STATUS[2]:
-                conditions.append(index)
-            channel = result.s("channelName")
-            for value in result.values("values"):
-                taken.append({"channel": channel, "message_id": self._take(channel, value,
-                                                                           execution_id)})
-        offset = len(results.ms("channelResults"))
-        fired = [n for n, timer in enumerate(results.ms("timerResults"))
-                 if timer.enum("conditionStatus", CONDITION_STATUS) == CONDITION_STATUS[2]]
-        conditions.extend(offset + n for n in fired)
-        if p.b("unavailable"):
-            self.losses.add("inputs", f"{execution_id}: its Execute input (and what its wait "
-                                      "took) was not retained")
-        who: dict[str, Any] = {"execution_id": execution_id, "step_type": step_type}
-        self.emit(time_ns, _K.WAIT_SATISFIED, {"conditions": conditions, "timers_fired": fired,
-                                               "messages": taken}, **who)
-        for message in taken:
-            self.emit(time_ns, _K.MESSAGE_CONSUMED, {**message, "consumer": execution_id}, **who)
-
-    def _take(self, channel: str, value: Any, consumer: str) -> str:
-        """The id of the oldest queued message of ``channel`` equal to ``value``."""
-        queue = self.run.queues.get(channel, deque())
-        for position, (message_id, queued) in enumerate(queue):
-            if queued == value:
-                del queue[position]
-                return message_id
-        self.losses.add("messages", f"{consumer} took a message of {channel!r} that no event of "
-                                    "this run published; its id is unknown")
-        return f"unknown/{channel}/{consumer}"
-
     # ------------------------------------------------------------------ client calls
     def _RpcExecutionCompleted(self, raw: DexRawEvent, time_ns: int, p: Fields) -> None:
         name = p.s("rpcName")
@@ -450,10 +344,6 @@ def _next(movements: list[Fields], children: list[Child]) -> list[dict[str, Any]
                       "execution_id": child.execution_id if child else None,
                       "input": movement.value("stepInput")})
     return found
-
-
-def _kind(name: str) -> EventKind:
-    return EventKind(name)
 
 
 def convert(plan: Plan, losses: Losses, flow_id: str) -> list[Event]:
