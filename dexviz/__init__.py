@@ -27,8 +27,8 @@ if TYPE_CHECKING:  # what type checkers see; at run time every name is lazy (vie
     from dexviz.history import History as History
     from dexviz.history import HistoryFormatError as HistoryFormatError
     from dexviz.history.dex_history import from_dex as from_dex
-    from dexviz.server import connect as connect
     from dexviz.sdk import *  # noqa: F403 - the SDK's names are dexviz's names
+    from dexviz.server import connect as connect
 
 __version__ = "0.1.0"
 
