@@ -260,3 +260,24 @@ def test_rpc_publications_and_the_steps_it_starts() -> None:
             created.payload["reason"], created.time_ns) == (
         "EnterContractEdit-4", "__rpc/reopen", "rpc", rpc.time_ns)
     assert "reopen" in history.flow_spec["rpcs"]
+
+
+def test_a_loaded_dex_history_saves_as_a_dexviz_history(tmp_path: Path,
+                                                        reference: DexHistory) -> None:
+    saved = reference.save(tmp_path / "run.jsonl")
+    assert dexviz.History.load(saved).events == reference.events
+
+
+def test_a_method_that_never_started_has_no_attempt() -> None:
+    run = contract_edit_run(until=5.7)
+    run.add("StepExecutePending", 5.75, {
+        "input": {"stepInput": dex_value({"reviewer": "reviewer-1"})}, "phase": 1,
+        "context": run.context("EnterContractEdit-1", "StartContractEdits-1", 5.75, 6.0)})
+    run.closed(6.0, 5)
+    history = dexviz.from_dex(run.page())
+    starts = [e for e in history.for_execution("EnterContractEdit-1")
+              if e.kind == EventKind.ATTEMPT_STARTED]
+    assert [e.method for e in starts] == ["wait_for"]
+    pending = history.of_kind(EventKind.STEP_EXECUTE_PENDING)[0]
+    assert pending.payload["phase"] == "scheduled"
+    assert history.of_kind(EventKind.FLOW_CLOSED)[0].payload["status"] == "TERMINATED"
