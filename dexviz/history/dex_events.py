@@ -17,12 +17,12 @@ from typing import Any
 
 from dexviz.history.dex_emit import UNKNOWN_KIND, Emitter, RunState
 from dexviz.history.dex_fields import (
-    FLOW_ERROR_TYPE,
     FLOW_TIMEOUT_POLICY,
     PENDING_PHASE,
     Fields,
     decision_kind,
     failure,
+    flow_error_type,
     flow_status,
     kv_of,
     wait_of,
@@ -143,7 +143,7 @@ class Converter(Emitter):
         outputs = [{"step_type": r.s("completedStepType"),
                     "execution_id": r.s("completedStepExecutionId"),
                     "value": r.value("completedStepOutput")} for r in p.ms("results")]
-        error_type = p.enum("errorType", FLOW_ERROR_TYPE) if p.has("errorType") else None
+        error_type = flow_error_type(p)
         payload: dict[str, Any] = {
             "status": status, "outputs": outputs if status == "COMPLETED" else [],
             "error_type": error_type, "error_message": p.s("errorMessage") or None,

@@ -22,7 +22,8 @@ from dexviz.history.dex_values import (
 
 __all__ = [
     "CLOSE_DECISION_TYPE", "CONDITION_STATUS", "FLOW_ERROR_TYPE", "FLOW_STATUS",
-    "PENDING_PHASE", "Fields", "decision_kind", "failure", "flow_status", "wait_of", "writes_of",
+    "PENDING_PHASE", "Fields", "decision_kind", "failure", "flow_error_type", "flow_status",
+    "kv_of", "wait_of", "writes_of",
 ]  # fmt: skip
 
 FLOW_STATUS = (
@@ -62,7 +63,10 @@ _DECISION_KIND = {
     1: "FORCE_COMPLETE_IF_CHANNELS_EMPTY", 2: "GRACEFUL_COMPLETE", 3: "FORCE_COMPLETE",
     4: "FORCE_FAIL", 5: "DEAD_END",
 }  # fmt: skip
-_FLOW_STATUS = {4: "TIMED_OUT"}
+_FLOW_ERROR = {
+    1: "STEP_DECISION_FAILED", 2: "CLIENT_API_FAILED", 3: "WORKER_API_FAILED",
+    4: "INVALID_USER_FLOW_CODE", 5: "FLOW_TIMEOUT", 6: "INTERNAL",
+}  # fmt: skip
 
 
 class Fields:
@@ -161,10 +165,16 @@ class Fields:
 
 
 def flow_status(fields: Fields) -> str:
-    """A FlowClosed's status in dexviz's words (``COMPLETED``, ``CONTINUED_AS_NEW``, ...)."""
-    number = fields.number("flowStatus", FLOW_STATUS)
-    return _FLOW_STATUS.get(number) or fields.enum("flowStatus", FLOW_STATUS).removeprefix(
-        "FLOW_STATUS_")
+    """A FlowClosed's status as dexviz's FlowStatus names it (``COMPLETED``, ...)."""
+    return fields.enum("flowStatus", FLOW_STATUS).removeprefix("FLOW_STATUS_")
+
+
+def flow_error_type(fields: Fields) -> str | None:
+    """A FlowClosed's error type as dexviz's FlowErrorType names it (``WORKER_API_FAILED``)."""
+    if not fields.has("errorType"):
+        return None
+    number = fields.number("errorType", FLOW_ERROR_TYPE)
+    return _FLOW_ERROR.get(number) or fields.enum("errorType", FLOW_ERROR_TYPE)
 
 
 def decision_kind(decision: Fields) -> str:

@@ -281,3 +281,11 @@ def test_a_method_that_never_started_has_no_attempt() -> None:
     pending = history.of_kind(EventKind.STEP_EXECUTE_PENDING)[0]
     assert pending.payload["phase"] == "scheduled"
     assert history.of_kind(EventKind.FLOW_CLOSED)[0].payload["status"] == "TERMINATED"
+
+
+def test_a_failed_flow_names_its_error_as_dexviz_does() -> None:
+    run = contract_edit_run(until=5.7)
+    run.closed(5.8, 3, errorType=3, errorMessage="contract handoff failed")
+    close = dexviz.from_dex(run.page()).of_kind(EventKind.FLOW_CLOSED)[0].payload
+    assert (close["status"], close["error_type"], close["error_message"]) == (
+        "FAILED", dexviz.FlowErrorType.WORKER_API_FAILED.name, "contract handoff failed")
