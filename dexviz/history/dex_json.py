@@ -71,13 +71,16 @@ class DexDocument:
 def looks_like_dex(value: Any) -> bool:
     """Whether a parsed JSON value has the shape of a Dex history (page, pages, events)."""
     if isinstance(value, Mapping):
-        if "history" in value and isinstance(value["history"], Mapping):
+        if isinstance(value.get("history"), Mapping):
             return looks_like_dex(value["history"])
-        return "events" in value and isinstance(value["events"], list) and bool(
-            set(value) & (_PAGE_KEYS - {"events"} | _CLI_KEYS)) or _is_event(value)
+        events = value.get("events")
+        if isinstance(events, list):
+            first = events[0] if events else None
+            return bool(set(value) & (_PAGE_KEYS | _CLI_KEYS) - {"events"}) or (
+                isinstance(first, Mapping) and _is_event(first))
+        return _is_event(value)
     if isinstance(value, list):
-        return bool(value) and all(isinstance(v, Mapping) for v in value[:3]) and (
-            looks_like_dex(value[0]))
+        return bool(value) and isinstance(value[0], Mapping) and looks_like_dex(value[0])
     return False
 
 

@@ -289,3 +289,19 @@ def test_a_failed_flow_names_its_error_as_dexviz_does() -> None:
     close = dexviz.from_dex(run.page()).of_kind(EventKind.FLOW_CLOSED)[0].payload
     assert (close["status"], close["error_type"], close["error_message"]) == (
         "FAILED", dexviz.FlowErrorType.WORKER_API_FAILED.name, "contract handoff failed")
+
+
+@pytest.mark.parametrize(("value", "expected"), [
+    ({"events": [{"type": "FlowClosed", "payload": {}}]}, True),
+    ({"events": [], "nextPageToken": ""}, True),
+    ([{"events": []}, {"events": []}], False),
+    ([{"eventId": 1, "type": "FlowClosed", "payload": {}}], True),
+    ({"history": {"events": [], "flowId": "f"}}, True),
+    ({"format": "dexviz-history", "version": 1}, False),
+    ({"events": [1, 2]}, False),
+    ([], False),
+])
+def test_looks_like_dex(value: Any, expected: bool) -> None:
+    from dexviz.history.dex_json import looks_like_dex
+
+    assert looks_like_dex(value) is expected
