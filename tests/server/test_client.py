@@ -157,3 +157,30 @@ def test_all_runs_follows_the_continue_as_new_chain(fake_dex: FakeDex) -> None:
     assert chain.run_ids == (RUN_ID, RUN_2)
     assert chain.events == dexviz.from_dex([first, second]).events
     assert current.run_ids == (RUN_2,)
+
+
+def test_progress_true_draws_a_notebook_bar(fake_dex: FakeDex,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    from dexviz.server import progress
+
+    drawn: list[tuple[int, str]] = []
+
+    class Bar:
+        def __init__(self, total: int | None) -> None:
+            drawn.append((0, f"total={total}"))
+
+        def update(self, value: int, text: str) -> None:
+            drawn.append((value, text))
+
+        def close(self, value: int) -> None:
+            drawn.append((value, "closed"))
+
+    monkeypatch.setattr("dexviz.widgets.progress.ProgressBar", Bar)
+    _serve(fake_dex)
+    with dexviz.connect(fake_dex.address) as server:
+        history = server.history("contract-7", RUN_ID, progress=True)
+    size = len(contract_edit_run().events)
+    assert drawn[0] == (0, "total=None") and drawn[-1] == (size, "closed")
+    assert drawn[-2] == (size, f"Flow contract-7: {size} events in 3 pages")
+    assert progress.make_progress(None, "x") is None  # not in a notebook: no bar
+    assert len(history) == 59

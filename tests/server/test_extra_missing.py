@@ -17,3 +17,13 @@ def test_connect_without_grpcio_names_the_extra(monkeypatch: pytest.MonkeyPatch)
     assert str(caught.value) == ("reading from a Dex server needs grpcio and protobuf: "
                                  "pip install 'dexviz[server]'")
     assert isinstance(caught.value, ImportError)
+
+
+def test_from_dex_loads_no_grpc_and_no_server_package() -> None:
+    import subprocess
+
+    code = ("import sys, dexviz; dexviz.from_dex; "
+            "print('grpc' in sys.modules, 'dexviz.server' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True, timeout=60)
+    assert done.stdout.split() == ["False", "False"]
