@@ -26,7 +26,9 @@ if TYPE_CHECKING:  # what type checkers see; at run time every name is lazy (vie
     from dexviz.history import EventKind as EventKind
     from dexviz.history import History as History
     from dexviz.history import HistoryFormatError as HistoryFormatError
+    from dexviz.history.dex_history import from_dex as from_dex
     from dexviz.sdk import *  # noqa: F403 - the SDK's names are dexviz's names
+    from dexviz.server import connect as connect
 
 __version__ = "0.1.0"
 
@@ -63,6 +65,9 @@ _ENGINE_NAMES = (
 )  # fmt: skip
 _HISTORY_NAMES = ("Event", "EventKind", "History", "HistoryFormatError")
 
+_DEX_NAMES = {"from_dex": "dexviz.history.dex_history", "connect": "dexviz.server"}
+"""Reading runs recorded by a Dex server: from a JSON file, or over gRPC."""
+
 _VIEWS = {
     "definition_graph": "dexviz.viz.definition_view",
     "execution_graph": "dexviz.viz.execution_view",
@@ -80,6 +85,7 @@ _LAZY: dict[str, str] = {
     **dict.fromkeys(_SDK_NAMES, "dexviz.sdk"),
     **dict.fromkeys(_ENGINE_NAMES, "dexviz.engine"),
     **dict.fromkeys(_HISTORY_NAMES, "dexviz.history"),
+    **_DEX_NAMES,
     **_VIEWS,
 }
 
@@ -101,4 +107,4 @@ def __dir__() -> list[str]:
     return sorted({*globals(), *_LAZY})
 
 
-__all__ = [*_SDK_NAMES, *_ENGINE_NAMES, *_HISTORY_NAMES, *sorted(_VIEWS)]
+__all__ = [*_SDK_NAMES, *_ENGINE_NAMES, *_HISTORY_NAMES, *sorted(_DEX_NAMES), *sorted(_VIEWS)]

@@ -1,9 +1,11 @@
 """``dexviz report``: write a saved run as one self-contained HTML replay file.
 
 ``dexviz report history.jsonl -o run.html`` (or ``dexviz report runs.db --flow ID``, a SQLite
-store) writes the page ``run.to_html`` writes: both graphs, the panels, the failed attempts,
-the event list and the timeline, with Prev/Next, a slider and jump-to-kind controls, and
-nothing fetched from the network.
+store, or a Dex server's history: a Dex Web / dexcli JSON file, recognised by its content, or
+``--server HOST:PORT --flow ID [--run ID]``) writes the page ``run.to_html`` writes: both
+graphs, the panels, the failed attempts, the event list and the timeline, with Prev/Next, a
+slider and jump-to-kind controls, and nothing fetched from the network. ``-o`` names an
+``.html`` file or a folder (then the page is ``<flow id>.html`` in it).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from dexviz.cli.common import (
     describe,
     refuse_symlinks,
 )
+from dexviz.cli.dex_input import add_dex_arguments, dex_file_history, dex_history, out_file
 from dexviz.history._plural import plural
 
 __all__ = ["add_report_parser", "cmd_report", "load_history"]
@@ -33,16 +36,19 @@ def add_report_parser(subparsers: Any) -> None:
         "report",
         help="write a saved run as one self-contained HTML replay",
         description=(
-            "Write HISTORY (a .jsonl history, or a SQLite store with --flow) as ONE HTML file "
+            "Write HISTORY (a .jsonl history, a SQLite store with --flow, a Dex history saved "
+            "from Dex Web or dexcli, or --server HOST:PORT --flow ID) as ONE HTML file "
             "that replays the run offline: "
             "definition and lineage graphs, panels at every event, failed attempts with their "
             "errors, the event list and the timeline. Open it in any browser; no server."
         ),
     )
-    report.add_argument("history", metavar="HISTORY",
-                        help="a .jsonl history file, or a SQLite store (runs.db)")
-    report.add_argument("-o", "--out", metavar="FILE.html",
-                        help="output file (default: HISTORY with the suffix .html)")
+    report.add_argument("history", metavar="HISTORY", nargs="?",
+                        help="a .jsonl history file, a SQLite store (runs.db), or a Dex "
+                             "history JSON file (not with --server)")
+    report.add_argument("-o", "--out", metavar="FILE.html|DIR",
+                        help="output file, or a folder to write <flow id>.html into "
+                             "(default: HISTORY with the suffix .html)")
     report.add_argument("--flow", metavar="ID",
                         help="the Flow id to report (needed for a store holding several)")
     report.add_argument("--channel", metavar="NAME",
@@ -52,11 +58,14 @@ def add_report_parser(subparsers: Any) -> None:
                              "(default: the file recorded in the history)")
     report.add_argument("--graph", choices=("lineage", "definition"), default="lineage",
                         help="the graph shown first (default: %(default)s)")
+    add_dex_arguments(report)
     report.set_defaults(command=cmd_report, command_name="report")
 
 
-def load_history(path: Path, flow: str | None) -> Any:
-    """The history in ``path``: a ``.jsonl`` file, or Flow ``flow`` of a SQLite store.
+def load_history(path: Path, flow: str | None, run: str | None = None) -> Any:
+    """The history in ``path``: a ``.jsonl`` file, a SQLite store's Flow, or a Dex history.
+
+    ``flow`` picks the Flow of a store; ``run`` one run of a Dex history (default: all).
 
     Raises:
         CliError: the file is missing or not a history or store, or it holds no such Flow.
@@ -64,7 +73,12 @@ def load_history(path: Path, flow: str | None) -> Any:
     check_source(path)
     with path.open("rb") as handle:
         is_store = handle.read(len(_SQLITE_MAGIC)) == _SQLITE_MAGIC
-    history = _from_store(path, flow) if is_store else _from_file(path, flow)
+    dex = None if is_store else dex_file_history(path, flow, run)
+    if run is not None and dex is None:
+        raise UsageError(f"--run picks a run of a Dex history or of --server; {str(path)!r} "
+                         "is not a Dex history")
+    history = dex if dex is not None else (
+        _from_store(path, flow) if is_store else _from_file(path, flow))
     if not len(history):
         raise CliError(f"{str(path)!r} holds no event: there is nothing to replay")
     return history
@@ -106,16 +120,24 @@ def _from_store(path: Path, flow: str | None) -> Any:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    """Write the HTML replay of a saved history."""
+    """Write the HTML replay of a saved history (or of a run read from a Dex server)."""
     from dexviz.report import write_report
 
-    path = Path(args.history)
-    history = load_history(path, args.flow)
+    if args.server is not None:
+        if args.history is not None:
+            raise UsageError("give HISTORY or --server HOST:PORT, not both")
+        history = dex_history(args)
+        default = Path(".")
+    elif args.history is None:
+        raise UsageError("give a HISTORY file, or --server HOST:PORT --flow ID")
+    else:
+        path = Path(args.history)
+        history = load_history(path, args.flow, args.run)
+        default = path.with_suffix(".html")
     if args.source is not None:
         check_source(Path(args.source))
-    out = Path(args.out) if args.out else path.with_suffix(".html")
-    if out.suffix.lower() not in (".html", ".htm"):
-        raise UsageError(f"the report is an HTML file: name it *.html, not {str(out)!r}")
+    out = out_file(Path(args.out), history.flow_id) if args.out else (
+        out_file(default, history.flow_id))
     refuse_symlinks(out)
     try:
         written = write_report(history, out, token_channel=args.channel,

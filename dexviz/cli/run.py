@@ -26,6 +26,7 @@ from dexviz.cli.common import (
     prepare_out_dir,
     refuse_symlinks,
 )
+from dexviz.cli.dex_input import add_dex_arguments, dex_source
 from dexviz.cli.stored import is_sqlite, stored_history
 
 
@@ -58,10 +59,11 @@ def add_history_parser(subparsers: Any) -> None:
             "store (runs.db --flow ID), and print its summary."
         ),
     )
-    history.add_argument("path", metavar="HISTORY.jsonl|RUNS.db")
+    history.add_argument("path", metavar="HISTORY.jsonl|RUNS.db|DEX.json", nargs="?")
     history.add_argument("--flow", help="the Flow id to read from a SQLite store")
     history.add_argument("--out", help="also write the views into this folder")
     history.add_argument("--channel", help="a token Channel to check for exclusive sections")
+    add_dex_arguments(history)
     history.set_defaults(command=cmd_history, command_name="history")
 
 
@@ -141,9 +143,11 @@ def cmd_history(args: argparse.Namespace) -> int:
     """Summarise a saved history (and redraw its views with --out)."""
     import dexviz
 
-    path = Path(args.path)
-    check_source(path)
-    if is_sqlite(path):
+    history = dex_source(args)
+    path = Path(args.path or "")
+    if history is not None:
+        pass
+    elif is_sqlite(path):
         history = stored_history(path, args.flow)
     elif args.flow is not None:
         raise UsageError(f"--flow reads a SQLite store; {str(path)!r} is not one")
