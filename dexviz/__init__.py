@@ -74,6 +74,10 @@ _VIEWS = {
     "state_at": "dexviz.analysis.state",
     "Debugger": "dexviz.widgets.debugger",
     "explore": "dexviz.explore",
+    "diff": "dexviz.compare",
+    "replay_check": "dexviz.compare",
+    "RunDiff": "dexviz.compare",
+    "ReplayCheck": "dexviz.compare",
 }
 
 _LAZY: dict[str, str] = {
