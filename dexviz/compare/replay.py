@@ -275,12 +275,16 @@ def _recorded_faults(events: Sequence[Event]) -> list[FailAttempt | CancelExecut
 
 
 def _injected(event: Event) -> bool:
-    payload = event.payload
-    return payload.get("reason") == "error" and payload.get("stack_trace") == ""
+    return event.payload.get("reason") == "fault"
 
 
-def _error_like(event: Event) -> BaseException:
-    """An error whose recorded type name and message are the recorded ones."""
+def _error_like(event: Event) -> BaseException | None:
+    """An error whose recorded type name and message are the recorded ones.
+
+    None for the engine's own InjectedFailure, which then writes the same message again.
+    """
+    if str(event.payload.get("error_type")).endswith(".InjectedFailure"):
+        return None
     module, _, name = str(event.payload.get("error_type")).rpartition(".")
     error_type = type(name or "Error", (Exception,), {"__module__": module or "builtins"})
     error_type.__qualname__ = name or "Error"
