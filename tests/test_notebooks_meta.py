@@ -28,6 +28,7 @@ EXPECTED = (
     "05-debugging",
     "06-live-client",
     "07-exploring-interleavings",
+    "09-compare-runs-and-check-a-change",
 )
 CHECK_MARKER = "NBVAL_CHECK_OUTPUT"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"

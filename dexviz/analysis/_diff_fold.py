@@ -29,7 +29,7 @@ _CLOSED = EventKind.FLOW_CLOSED
 _STARTED = EventKind.FLOW_STARTED_OR_CONTINUED
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Consumed:
     """A message a wait took: its Channel, value and publisher (an execution id or a client)."""
 
@@ -38,7 +38,7 @@ class Consumed:
     publisher: Any
 
 
-@dataclass
+@dataclass(slots=True)
 class MethodCommit:
     """What one method (``wait_for`` or ``execute``) committed, and where in the history."""
 
@@ -50,7 +50,7 @@ class MethodCommit:
     published: list[tuple[Any, Any]] = field(default_factory=list)
 
 
-@dataclass
+@dataclass(slots=True)
 class ExecutionTrace:
     """The comparable facts of one Step execution, in the order the history gave them."""
 

@@ -10,7 +10,9 @@ the views (``dexviz.viz.diff_view``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import gc
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -154,8 +156,21 @@ def compare_runs(
     if tolerance_s is not None and tolerance_s < 0:
         raise ValueError(f"tolerance_s must be >= 0 or None, got {tolerance_s}")
     tolerance = None if tolerance_s is None else int(tolerance_s * 1e9)
-    return compare_traces(trace_run(a, run_a), trace_run(b, run_b),
-                          Comparison(chosen, tolerance))
+    with _no_gc_pauses():
+        return compare_traces(trace_run(a, run_a), trace_run(b, run_b),
+                              Comparison(chosen, tolerance))
+
+
+@contextmanager
+def _no_gc_pauses() -> Iterator[None]:
+    """The folds allocate many small objects that live on: collecting them midway is waste."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def compare_traces(a: RunTrace, b: RunTrace, comparison: Comparison) -> RunComparison:
