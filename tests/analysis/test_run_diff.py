@@ -137,3 +137,18 @@ def test_bad_arguments_are_named():
         compare_runs(history, history, tolerance_s=-1)
     with pytest.raises(ValueError, match="the history is empty"):
         compare_runs(history, dexviz.History())
+
+
+def test_an_extra_retry_leaves_every_execution_aligned():
+    flow = ContractEditFlow()
+    plain = dexviz.simulate(flow, sample_edits(3), seed=0).history
+    plan = dexviz.FaultPlan.of(dexviz.FaultPlan.fail("StartContractEdits", "execute", 1))
+    retried = dexviz.simulate(flow, sample_edits(3), seed=0, faults=plan).history
+    comparison = compare_runs(plain, retried, tolerance_s=None)
+    assert not any(d.aspect is Aspect.STEP for d in comparison.differences)
+    assert len(comparison.aligned) == len(dexviz.analysis.executions.build_executions(plain))
+    first = comparison.first
+    assert first is not None
+    assert (first.aspect, first.execution_a, first.method) == (
+        Aspect.FAILURE, "StartContractEdits-1", "execute")
+    assert first.a == [] and first.b[0][:2] == ("execute", 1)
