@@ -133,7 +133,7 @@ def _difference_row(difference: Difference) -> dict[str, Any]:
 
 def diff_html(comparison: RunComparison) -> str:
     """The HTML of a comparison: a heading, the side-by-side timeline, the differences."""
-    lines = comparison.summary(0)
+    lines = [line for line in comparison.summary(0) if not line.startswith("  ... and ")]
     heading = (f"<p><b>{html.escape(lines[0])}</b><br>"
                f"{'<br>'.join(html.escape(line) for line in lines[1:])}</p>")
     return (f"<div class=\"dexviz-diff\">{heading}{timeline_svg(comparison)}"
@@ -210,8 +210,10 @@ def _row(comparison: RunComparison, pair: tuple[str | None, str | None], row: in
 
 def _interval(run: RunTrace, trace: ExecutionTrace) -> tuple[int, int]:
     ends = [c.time_ns for c in (trace.wait_for, trace.execute) if c is not None]
-    if trace.canceled is not None:
-        ends.append(run.events[_index_of(run, trace.canceled[0])].time_ns)
+    # A failed method or a cancellation ends the bar where it happened, not at the run's end.
+    for seq in [failure[0] for failure in trace.failures[-1:]] + (
+            [trace.canceled[0]] if trace.canceled is not None else []):
+        ends.append(run.events[_index_of(run, seq)].time_ns)
     end = max(ends) if ends else _end(run)
     return trace.created_ns - run.start_ns, end - run.start_ns
 
