@@ -11,6 +11,10 @@ nothing and ``import dexviz.history`` does not pull the engine in.
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # what type checkers see; at run time every name is lazy (views stay Any)
+    from dexviz.compare import ReplayCheck as ReplayCheck
+    from dexviz.compare import RunDiff as RunDiff
+    from dexviz.compare import diff as diff
+    from dexviz.compare import replay_check as replay_check
     from dexviz.engine import CancelExecution as CancelExecution
     from dexviz.engine import Client as Client
     from dexviz.engine import Engine as Engine
@@ -79,6 +83,10 @@ _VIEWS = {
     "state_at": "dexviz.analysis.state",
     "Debugger": "dexviz.widgets.debugger",
     "explore": "dexviz.explore",
+    "diff": "dexviz.compare",
+    "replay_check": "dexviz.compare",
+    "RunDiff": "dexviz.compare",
+    "ReplayCheck": "dexviz.compare",
 }
 
 _LAZY: dict[str, str] = {

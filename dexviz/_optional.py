@@ -12,7 +12,9 @@ from types import MappingProxyType, ModuleType
 
 __all__ = ["EXTRAS", "HEAVY_MODULES", "MissingExtraError", "require"]
 
-EXTRAS = frozenset({"graph", "plot", "table", "notebook", "progress", "all"})
+EXTRAS = frozenset(
+    {"graph", "plot", "table", "notebook", "progress", "server", "cluster", "all"}
+)
 """The extras declared in ``pyproject.toml`` that install optional packages."""
 
 HEAVY_MODULES = MappingProxyType(

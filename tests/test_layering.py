@@ -24,8 +24,8 @@ INIT = "dexviz"
 """Layer name of the package's own ``__init__`` (``import dexviz`` / ``from dexviz import X``)."""
 
 TOP_LAYERS = frozenset(
-    {INIT, "cli", "__main__", "compat", "examples", "explore", "_grpc_errors", "report",
-     "server"}
+    {INIT, "cli", "__main__", "compat", "compare", "examples", "explore", "_grpc_errors",
+     "report", "server"}
 )
 BASE_LAYERS = frozenset({"sdk", "history", "engine", "analysis", "viz", "widgets", "_optional"})
 ALL_LAYERS = TOP_LAYERS | BASE_LAYERS

@@ -29,6 +29,7 @@ EXPECTED = (
     "06-live-client",
     "07-exploring-interleavings",
     "08-dex-server-runs",
+    "09-compare-runs-and-check-a-change",
 )
 CHECK_MARKER = "NBVAL_CHECK_OUTPUT"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"

@@ -1,4 +1,4 @@
-"""The ``dexviz`` command line: ``demo``, ``run``, ``history``, ``graph``, ``report``, ``explore``.
+"""The ``dexviz`` command line: demo, run, history, graph, report, explore, diff, replay-check.
 
 Each subcommand is one small ``_cmd_*`` function registered in :func:`build_parser`; dexviz
 itself is imported inside them, so ``dexviz --help`` stays fast and error paths that need no
@@ -24,9 +24,11 @@ from dexviz.cli.common import (
     positive_int,
     prepare_out_dir,
 )
+from dexviz.cli.diff import add_diff_parser
 from dexviz.cli.explore import add_explore_parser
 from dexviz.cli.failures import OneLineParser, add_debug_flag, run_reporting_failures
 from dexviz.cli.graph import GRAPH_FORMATS, add_graph_parser
+from dexviz.cli.replay_check import add_replay_check_parser
 from dexviz.cli.report import add_report_parser
 from dexviz.cli.run import add_history_parser, add_run_parser, write_views
 
@@ -118,6 +120,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_graph_parser(subparsers)
     add_report_parser(subparsers)
     add_explore_parser(subparsers)
+    add_diff_parser(subparsers)
+    add_replay_check_parser(subparsers)
     add_debug_flag(parser)
     return parser
 

@@ -1,0 +1,125 @@
+"""Replay every recorded run of a directory of history files or a SQLite store.
+
+Each run gets its own verdict (compatible, diverges, or cannot be replayed); one run that
+cannot be read or replayed does not stop the others.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from dexviz.compare.replay import Flows, ReplayCheck, ReplayError, check_recorded
+from dexviz.compare.run_sources import is_sqlite
+from dexviz.engine.engine import as_registry
+from dexviz.history import History, HistoryFormatError
+from dexviz.sdk import Registry
+
+__all__ = ["RunVerdict", "StoreCheck", "replay_check_store"]
+
+Progress = Callable[[int, int, "RunVerdict"], None]
+"""Told after each run: how many are done, how many in all, and the run's verdict."""
+
+
+@dataclass(frozen=True)
+class RunVerdict:
+    """One stored run's verdict: its name (Flow id or file), and its check or why it has none."""
+
+    name: str
+    check: ReplayCheck | None
+    error: str | None = None
+
+    @property
+    def compatible(self) -> bool:
+        """True only when the run was replayed and is compatible."""
+        return self.check is not None and self.check.compatible
+
+    def describe(self) -> str:
+        """One line for the run: ``name: compatible``, ``name: DIVERGES ...``, or the error."""
+        if self.check is None:
+            return f"{self.name}: cannot replay: {self.error}"
+        line = self.check.describe()
+        return line if self.name == self.check.flow_id else f"{self.name}: {line}"
+
+
+@dataclass(frozen=True)
+class StoreCheck:
+    """Every run's verdict; ``compatible`` when all of them replay compatibly."""
+
+    source: str
+    verdicts: tuple[RunVerdict, ...]
+
+    @property
+    def compatible(self) -> bool:
+        """True when every run replays compatibly (and there is at least one)."""
+        return bool(self.verdicts) and all(v.compatible for v in self.verdicts)
+
+    @property
+    def diverging(self) -> tuple[RunVerdict, ...]:
+        """The runs that diverge or cannot be replayed."""
+        return tuple(v for v in self.verdicts if not v.compatible)
+
+    def __bool__(self) -> bool:
+        """True when every run replays compatibly."""
+        return self.compatible
+
+    def __repr__(self) -> str:
+        return (f"StoreCheck({self.source!r}, runs={len(self.verdicts)}, "
+                f"diverging={len(self.diverging)})")
+
+
+def replay_check_store(source: str | Path, flows: Flows, *,
+                       progress: Progress | None = None) -> StoreCheck:
+    """Replay every run of a directory of history files (``*.jsonl``) or a SQLite store.
+
+    Raises:
+        ValueError: ``source`` is neither a directory nor a SQLite store, or holds no run.
+    """
+    path = Path(source)
+    registry = as_registry(flows)
+    runs = list(_runs(path))
+    if not runs:
+        raise ValueError(f"{path} holds no recorded runs")
+    verdicts = []
+    for done, (name, load) in enumerate(runs, 1):
+        verdict = _verdict(name, load, registry)
+        verdicts.append(verdict)
+        if progress is not None:
+            progress(done, len(runs), verdict)
+    return StoreCheck(str(path), tuple(verdicts))
+
+
+def _verdict(name: str, load: Callable[[], History], registry: Registry) -> RunVerdict:
+    try:
+        return RunVerdict(name, check_recorded(load(), registry, None))
+    except (ReplayError, HistoryFormatError, OSError, ValueError) as error:
+        return RunVerdict(name, None, str(error))
+
+
+def _runs(path: Path) -> Iterator[tuple[str, Callable[[], History]]]:
+    if path.is_dir():
+        for file in sorted(path.glob("*.jsonl")):
+            yield file.name, _loader(file)
+        return
+    if not is_sqlite(path):
+        raise ValueError(f"{path} is neither a directory of history files nor a SQLite store")
+    from dexviz.engine import SQLiteStore
+
+    store = SQLiteStore(path, readonly=True)
+    try:
+        histories = [(flow_id, store.history(flow_id)) for flow_id in store.flow_ids()]
+    finally:
+        store.close()
+    for flow_id, history in histories:
+        yield flow_id, _ready(history)
+
+
+def _loader(file: Path) -> Callable[[], History]:
+    return lambda: History.load(file)
+
+
+def _ready(history: History) -> Callable[[], History]:
+    return lambda: history
+
+
