@@ -26,7 +26,9 @@ INIT = "dexviz"
 TOP_LAYERS = frozenset(
     {INIT, "cli", "__main__", "compat", "examples", "explore", "_grpc_errors", "report"}
 )
-BASE_LAYERS = frozenset({"sdk", "history", "engine", "analysis", "viz", "widgets", "_optional"})
+BASE_LAYERS = frozenset(
+    {"sdk", "history", "engine", "analysis", "viz", "replay", "widgets", "_optional"}
+)
 ALL_LAYERS = TOP_LAYERS | BASE_LAYERS
 
 # Which other layers each layer may import (its own layer is always allowed).
@@ -37,12 +39,14 @@ ALLOWED: dict[str, frozenset[str]] = {
     "engine": frozenset({"sdk", "history"}),
     "analysis": frozenset({"history", "sdk"}),
     "viz": frozenset({"analysis", "history", "_optional"}),
+    "replay": frozenset({"sdk", "history", "engine", "analysis", "viz", "_optional"}),
     "widgets": ALL_LAYERS,
     **{layer: ALL_LAYERS for layer in TOP_LAYERS},
+    "report": ALL_LAYERS - {"widgets"},  # replay <- report <- widgets
 }
 
 # Where a heavy package may be imported at all (and even there only inside a function).
-HEAVY_ALLOWED_LAYERS = frozenset({"viz", "widgets", "_optional"})
+HEAVY_ALLOWED_LAYERS = frozenset({"viz", "replay", "widgets", "_optional"})
 
 
 @dataclass(frozen=True)

@@ -17,18 +17,18 @@ from pathlib import Path
 from dexviz.engine import SimulationRun
 from dexviz.history import History
 from dexviz.history._plural import plural
+from dexviz.replay.graphs import GraphUnavailable
+from dexviz.replay.highlight import MarkedSvg
+from dexviz.replay.session import GRAPH_KINDS, Replay
+from dexviz.replay.theme import CSS, LEGEND
 from dexviz.report.encode import GraphIds, encode_frames, script_json
 from dexviz.report.failures import failed_attempts
 from dexviz.report.frames import PANELS, Frame, frames, replay_debugger
 from dexviz.report.script import REPORT_CSS, REPORT_JS
-from dexviz.widgets.debugger import GRAPH_KINDS, Debugger
-from dexviz.widgets.graphs import GraphUnavailable
-from dexviz.widgets.highlight import MarkedSvg
-from dexviz.widgets.theme import CSS, LEGEND
 
 __all__ = ["ReplaySource", "report_html", "write_report"]
 
-ReplaySource = History | SimulationRun | Debugger
+ReplaySource = History | SimulationRun | Replay
 """What a replay can be made from: a History, a simulated run, or a Debugger (its settings)."""
 
 
@@ -61,7 +61,7 @@ def _hint(error: GraphUnavailable) -> str:
     return f'<p class="dx-hint">{escape(str(error))}</p>'
 
 
-def _draw(debugger: Debugger, kind: str, key: str, title: str, run: int | None) -> _Drawn:
+def _draw(debugger: Replay, kind: str, key: str, title: str, run: int | None) -> _Drawn:
     """The graph of ``kind`` at ``debugger``'s cursor, or a hint why it cannot be drawn."""
     try:
         svg = debugger.graph_svg(kind)
@@ -71,7 +71,7 @@ def _draw(debugger: Debugger, kind: str, key: str, title: str, run: int | None) 
     return _Drawn(_section(kind, key, title, svg, run), ids)
 
 
-def _timeline(debugger: Debugger, run: int) -> str:
+def _timeline(debugger: Replay, run: int) -> str:
     try:
         body = debugger.timeline().html(debugger.timeline_cursor())
     except GraphUnavailable as error:
@@ -87,7 +87,7 @@ def _last_of_runs(history: History, runs: Sequence[str]) -> dict[str, int]:
     return {run: last[run] for run in runs}
 
 
-def _pictures(debugger: Debugger, shown: int) -> tuple[str, str, dict[str, GraphIds]]:
+def _pictures(debugger: Replay, shown: int) -> tuple[str, str, dict[str, GraphIds]]:
     """Every run's graph sections and timeline, and the ids the script marks.
 
     Each run is drawn at its last event, the shown event's run at ``shown``.
@@ -110,7 +110,7 @@ def _pictures(debugger: Debugger, shown: int) -> tuple[str, str, dict[str, Graph
     return "".join(sections), "".join(timelines), ids
 
 
-def _controls(debugger: Debugger, shown: int) -> str:
+def _controls(debugger: Replay, shown: int) -> str:
     kinds = "".join(f'<option value="{escape(k)}">{escape(k)}</option>'
                     for k in debugger.index_.kinds)
     graphs = "".join(f'<button type="button" data-show-graph="{g}">{g.capitalize()}</button>'
@@ -155,7 +155,7 @@ def _title(history: History, status: str) -> tuple[str, str]:
     return flow_type, sub
 
 
-def _body(debugger: Debugger, frame: Frame, graph: str, pictures: tuple[str, str]) -> str:
+def _body(debugger: Replay, frame: Frame, graph: str, pictures: tuple[str, str]) -> str:
     """The page body at ``frame`` (the script's slots hold the frame's fragments)."""
     sections, timelines = pictures
     status = debugger.state_at(-1).closed or "RUNNING"
@@ -187,7 +187,7 @@ def report_html(source: ReplaySource, *, token_channel: str | None = None,
         token_channel: A token Channel whose holdings the timeline draws in their own lanes
             (ignored for a Debugger, which has its own).
         flow_source: The Flow's source for the definition graph (default: the recorded file).
-        collapse_at: Lineage collapsing, as for :class:`~dexviz.widgets.debugger.Debugger`.
+        collapse_at: Lineage collapsing, as for :class:`~dexviz.replay.session.Replay`.
         graph: The graph shown first, ``"lineage"`` or ``"definition"``.
         start: The event the page shows before any script runs (default: the last one).
 
@@ -195,10 +195,10 @@ def report_html(source: ReplaySource, *, token_channel: str | None = None,
         ValueError: an empty history, an unknown graph, ``start`` outside the history.
         TypeError: ``source`` is not a History, SimulationRun or Debugger.
     """
-    if isinstance(source, Debugger):
+    if isinstance(source, Replay):
         debugger, graph = replay_debugger(source), graph or source.graph
     elif isinstance(source, History | SimulationRun):
-        debugger = Debugger(source, flow_source=flow_source, collapse_at=collapse_at,
+        debugger = Replay(source, flow_source=flow_source, collapse_at=collapse_at,
                             token_channel=token_channel)
     else:
         raise TypeError(f"a replay is made from a History, a SimulationRun or a Debugger, "

@@ -17,13 +17,13 @@ from typing import TYPE_CHECKING, Any
 
 from dexviz._optional import require
 from dexviz.history import EventKind
-from dexviz.widgets.graphs import GraphUnavailable
-from dexviz.widgets.panels import active_table, attributes_table, channel_table, event_detail
-from dexviz.widgets.snapshot import graph_html, heading_html
-from dexviz.widgets.theme import CSS, LEGEND
+from dexviz.replay.frame import heading_html, panels_at
+from dexviz.replay.graphs import GraphUnavailable
+from dexviz.replay.theme import CSS, LEGEND
+from dexviz.widgets.snapshot import graph_html
 
 if TYPE_CHECKING:
-    from dexviz.widgets.debugger import Debugger
+    from dexviz.replay.session import Replay
 
 __all__ = ["SPEEDS", "DebuggerView"]
 
@@ -53,7 +53,7 @@ class DebuggerView:
             CSS rule placing its cursor (rewritten per step), in an Accordion.
     """
 
-    def __init__(self, debugger: Debugger) -> None:
+    def __init__(self, debugger: Replay) -> None:
         self.debugger = debugger
         self._w = require("ipywidgets", "notebook")
         self._busy = False
@@ -240,13 +240,11 @@ class DebuggerView:
         d = self.debugger
         with self._quiet():
             self._sync_controls()
-        state = d.state
         self.heading.value = heading_html(d)
         self._draw_graph()
-        self.detail.value = event_detail(state.event, d.index_)
-        self.channels.value = channel_table(state)
-        self.attributes.value = attributes_table(state)
-        self.active.value = active_table(state, d.section_holders())
+        panels = (self.detail, self.channels, self.attributes, self.active)
+        for panel, html in zip(panels, panels_at(d), strict=True):
+            panel.value = html
         self.message.value = f'<div class="dx-message">{escape(d.message)}</div>'
         self._draw_timeline()
 
@@ -311,7 +309,7 @@ class DebuggerView:
             dropdown.value = before if before in values else (values[0] if values else None)
 
 
-def _step_types(debugger: Debugger) -> list[str]:
+def _step_types(debugger: Replay) -> list[str]:
     declared = [str(s.get("step_type")) for s in debugger.history.flow_spec.get("steps") or ()
                 if isinstance(s, dict)]
     return list(dict.fromkeys(declared + list(debugger.index_.step_types)))
