@@ -1,7 +1,9 @@
 """The debugger's stylesheet, shared by the widget and the static snapshot.
 
 Every rule is scoped under ``.dexviz-debugger``, so a page with several debuggers, or a
-notebook theme, is not disturbed. An HTML widget's content may be narrower than what it holds
+notebook theme, is not disturbed. The cursor's reset is wrapped in ``:where()`` (one class of
+specificity), so each widget's own cursor rule (scoped to its instance's class) wins over every
+later widget's copy of this stylesheet. An HTML widget's content may be narrower than what it holds
 (``min-width: 0``), so a picture kept at a readable width scrolls in its own panel instead of
 widening the whole debugger. Highlight classes are the ones ``highlight`` adds to SVG
 groups (``dx-selected``, ``dx-active``, ``dx-holder``, ``dx-future``, ``dx-unfocused``).
@@ -33,7 +35,7 @@ CSS = """
 .dexviz-debugger .widget-html-content { min-width: 0; }
 .dexviz-debugger .dx-tl { position: relative; width: 100%; }
 .dexviz-debugger .dx-tl svg { width: 100%; max-width: none; height: auto; }
-.dexviz-debugger .dx-tl .dx-cursor { position: absolute; width: 0;
+.dexviz-debugger :where(.dx-tl .dx-cursor) { position: absolute; width: 0;
   border-left: 2px solid #f59e0b; pointer-events: none; left: 0; top: 0; height: 0; }
 .dexviz-debugger .dx-hint { color: #64748b; font-style: italic; padding: 8px; }
 .dexviz-debugger .dx-heading { display: flex; gap: 10px; align-items: baseline;
