@@ -25,6 +25,7 @@ __all__ = [
     "MIN_TEXT_PX",
     "Focus",
     "definition_focus_classes",
+    "fit_note",
     "neighbourhood",
     "readable_width",
     "scaled",
@@ -63,6 +64,33 @@ def with_min_width(svg: str, min_px: float = MIN_TEXT_PX) -> str:
     if width is None:
         return svg
     return _SVG_TAG.sub(f'<svg style="min-width:{width}px"', svg, count=1)
+
+
+_NATURAL = re.compile(r'<svg\b[^>]*?\bwidth="([\d.]+)(pt|px)?"')
+
+
+def fit_note(svg: str, min_px: float = MIN_TEXT_PX) -> str:
+    """HTML that says, while ``svg`` is fitted too small to read, which zoom reads it.
+
+    "Fit" shows the whole picture however wide; below its readable width its smallest text
+    falls under ``min_px``. A container query on the graph's box (``.dx-graph``) shows the
+    note exactly then, so it needs no script (a notebook's HTML output runs none). The rule's
+    class names the width, so two graphs of one width share it harmlessly. "" when the text
+    is readable at every width the picture is drawn (or its sizes are unknown).
+    """
+    readable = readable_width(svg, min_px)
+    natural = _NATURAL.search(svg)
+    if readable is None or natural is None:
+        return ""
+    natural_px = float(natural.group(1)) * (4 / 3 if natural.group(2) != "px" else 1)
+    note = (f'<p class="dx-small-text dx-below-{readable}">Text is below {min_px:g} px at '
+            f"this size: 1:1 (natural size), 2× or Focus shows it readable; the box then "
+            "scrolls.</p>")
+    if natural_px < readable:  # even at natural size: always small
+        return note.replace("dx-small-text", "dx-small-text dx-always", 1)
+    rule = (f"@container (max-width: {readable - 1}px) {{ .dexviz-debugger "
+            f".dx-below-{readable} {{ display: block; }} }}")
+    return f"<style>{rule}</style>{note}"
 
 
 _SIZE = re.compile(r'(<svg\b[^>]*?\b)(width|height)="([\d.]+)(pt|px)?"')

@@ -126,7 +126,7 @@ def active_table(state: CursorState, holders: Mapping[str, str] | None = None) -
         rows.append(f'<tr class="dx-phase-{escape(active.phase)}{selected}">'
                     f"{_cell(active.execution_id, 'dx-name')}"
                     f"{_cell(_PHASE_TEXT.get(active.phase, active.phase))}{_cell(attempt)}"
-                    f"{_cell(since)}{_cell(held.get(active.execution_id, ''))}</tr>")
+                    f"{_cell(since, 'dx-time')}{_cell(held.get(active.execution_id, ''))}</tr>")
     total = len(state.active_executions)
     if total > len(shown):
         rows.append(f'<tr class="dx-more"><td colspan="5">… and {total - len(shown)} more '

@@ -5,8 +5,11 @@ notebook theme, is not disturbed. The cursor's reset is wrapped in ``:where()`` 
 specificity), so each widget's own cursor rule (scoped to its instance's class) wins over every
 later widget's copy of this stylesheet. An HTML widget's content may be narrower than what it holds
 (``min-width: 0``), so a picture kept at a readable width scrolls in its own panel instead of
-widening the whole debugger. Highlight classes are the ones ``highlight`` adds to SVG
-groups (``dx-selected``, ``dx-active``, ``dx-holder``, ``dx-future``, ``dx-unfocused``).
+widening the whole debugger. Where the graph and the panels do not both fit side by side
+(a 1032 px notebook output), the panels wrap below the graph: their tables never break a name
+inside a word, and the graph gets the whole width. Highlight classes are the ones
+``highlight`` adds to SVG groups (``dx-selected``, ``dx-active``, ``dx-holder``,
+``dx-future``, ``dx-unfocused``).
 """
 
 from __future__ import annotations
@@ -21,10 +24,13 @@ CSS = """
   sans-serif; font-size: 12px; color: #1e293b; line-height: 1.35; }
 .dexviz-debugger .dx-main { display: flex; gap: 12px; align-items: flex-start;
   flex-wrap: wrap; }
-.dexviz-debugger .dx-left { flex: 3 1 0; min-width: min(300px, 100%); }
-.dexviz-debugger .dx-right { flex: 2 1 0; min-width: min(340px, 100%); max-width: 560px; }
+.dexviz-debugger .dx-left { flex: 3 1 0; min-width: min(560px, 100%); }
+.dexviz-debugger .dx-right { flex: 2 1 0; min-width: min(500px, 100%); max-width: 560px; }
 .dexviz-debugger .dx-graph { border: 1px solid #e2e8f0; border-radius: 6px; background: #fff;
-  overflow: auto; max-height: 760px; padding: 4px; }
+  overflow: auto; max-height: 760px; padding: 4px; container-type: inline-size; }
+.dexviz-debugger .dx-small-text { display: none; margin: 0 0 4px 0; padding: 3px 6px;
+  color: #92400e; background: #fffbeb; border-radius: 4px; font-size: 11.5px; }
+.dexviz-debugger .dx-small-text.dx-always { display: block; }
 .dexviz-debugger .dx-graph svg, .dexviz-debugger .dx-timeline svg { max-width: 100%;
   height: auto; display: block; margin: 0 auto; }
 .dexviz-debugger .dx-timeline { border: 1px solid #e2e8f0; border-radius: 6px;
@@ -56,8 +62,8 @@ CSS = """
 .dexviz-debugger .dx-table td { padding: 2px 6px; border-bottom: 1px solid #f1f5f9;
   vertical-align: top; font-family: ui-monospace, "SFMono-Regular", Menlo, Consolas,
   monospace; word-break: normal; overflow-wrap: normal; hyphens: none; }
-.dexviz-debugger .dx-table td.dx-name { color: #334155; font-weight: 600;
-  white-space: nowrap; }
+.dexviz-debugger .dx-table td.dx-name { color: #334155; font-weight: 600; }
+.dexviz-debugger .dx-table .dx-time { white-space: nowrap; }
 .dexviz-debugger .dx-detail .dx-table td.dx-name { width: 6em; color: #64748b; }
 .dexviz-debugger .dx-empty { color: #94a3b8; font-style: italic; margin: 2px 0; }
 .dexviz-debugger tr.dx-reserved td { background: #fff7ed; }

@@ -11,7 +11,7 @@ import hashlib
 from html import escape
 from typing import TYPE_CHECKING
 
-from dexviz.replay.focus import scaled, with_min_width
+from dexviz.replay.focus import fit_note, scaled
 from dexviz.replay.frame import heading_html, panels_at
 from dexviz.replay.graphs import GraphUnavailable
 from dexviz.replay.panels import event_list
@@ -40,11 +40,11 @@ def graph_html(debugger: Replay, kind: str | None = None, zoom: str = "fit") -> 
     Args:
         debugger: The debugger to draw.
         kind: ``lineage`` or ``definition`` (default: the debugger's choice).
-        zoom: ``fit`` scales the picture to the panel but keeps its smallest text at 9 px
-            (the panel scrolls beyond that); ``focus`` draws the selected execution's
-            neighbourhood at natural size (lineage) or fits the definition graph with the
-            Steps and Channels outside the neighbourhood dimmed; ``full`` keeps the natural
-            size; ``double`` twice it.
+        zoom: ``fit`` shows the whole picture in the panel and, where its smallest text
+            falls below 9 px, a note naming the zooms that read it; ``focus`` draws the
+            selected execution's neighbourhood at natural size (lineage) or fits the
+            definition graph with the Steps and Channels outside the neighbourhood
+            dimmed; ``full`` keeps the natural size; ``double`` twice it.
 
     Raises:
         ValueError: an unknown ``zoom``.
@@ -56,7 +56,7 @@ def graph_html(debugger: Replay, kind: str | None = None, zoom: str = "fit") -> 
     try:
         svg = debugger.graph_svg(kind, focus=zoom == "focus")
         if shown.startswith("fit"):
-            svg = with_min_width(svg)
+            svg = fit_note(svg) + svg
         elif zoom == "double":
             svg = scaled(svg, 2)
         return f"{box}{svg}</div>"

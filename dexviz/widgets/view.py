@@ -108,13 +108,13 @@ class DebuggerView:
         self.zoom = w.ToggleButtons(
             options=[("Fit", "fit"), ("Focus", "focus"), ("1:1", "full"), ("2×", "double")],
             value="fit", style={"button_width": "60px"},
-            tooltips=["fit the panel (text stays readable; scroll to pan)",
+            tooltips=["the whole graph in the panel (a note says when its text is below 9 px)",
                       "the selected execution and its neighbours, in the graph and the "
                       "timeline", "natural size", "twice the natural size"])
         self.groups = w.ToggleButtons(
             options=[("Grouped", "auto"), ("Expanded", "none")],
             value="auto" if self.debugger.collapse_at is not None else "none",
-            style={"button_width": "84px"},
+            style={"button_width": "96px"},
             tooltips=["a fan-out's same-Step executions as one node with a count",
                       "every execution its own node"])
 
@@ -150,14 +150,14 @@ class DebuggerView:
             rows.append(row(self.step, self.fail_step, self.fail, self.cancel_execution,
                             self.cancel))
         rows.append(self.message)
-        # Below ~650 px the panels wrap under the graph instead of covering its controls.
+        # Below ~1070 px the panels wrap under the graph: it gets the width, they their names.
         left = w.VBox([self._row(self.graph_choice, self.zoom, self.groups), self.graph,
                        self.legend],
-                      layout=w.Layout(flex="3 1 0", min_width="min(300px, 100%)"))
+                      layout=w.Layout(flex="3 1 0", min_width="min(560px, 100%)"))
         events_title = w.HTML('<div class="dx-title">Events</div>')
         right = w.VBox([self.detail, self.channels, self.attributes, self.active,
                         events_title, self.events],
-                       layout=w.Layout(flex="2 1 0", min_width="min(340px, 100%)",
+                       layout=w.Layout(flex="2 1 0", min_width="min(500px, 100%)",
                                        max_width="580px", margin="0 0 0 12px"))
         rows += [w.HBox([left, right], layout=w.Layout(align_items="flex-start",
                                                         flex_flow="row wrap")),
