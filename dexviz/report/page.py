@@ -23,8 +23,9 @@ from dexviz.replay.session import GRAPH_KINDS, Replay
 from dexviz.replay.theme import CSS, LEGEND
 from dexviz.report.encode import GraphIds, encode_frames, script_json
 from dexviz.report.failures import failed_attempts
-from dexviz.report.frames import PANELS, Frame, frames, replay_debugger
+from dexviz.report.frames import PANELS, Frame, frames
 from dexviz.report.script import REPORT_CSS, REPORT_JS
+from dexviz.report.text import safe_history
 
 __all__ = ["ReplaySource", "report_html", "write_report"]
 
@@ -195,11 +196,16 @@ def report_html(source: ReplaySource, *, token_channel: str | None = None,
         ValueError: an empty history, an unknown graph, ``start`` outside the history.
         TypeError: ``source`` is not a History, SimulationRun or Debugger.
     """
+    # Every text is made safe to show once, before anything is drawn (report.text).
     if isinstance(source, Replay):
-        debugger, graph = replay_debugger(source), graph or source.graph
+        pictures = source.pictures
+        debugger, graph = Replay(safe_history(source.history), flow_source=pictures.flow_source,
+                                 collapse_at=pictures.collapse_at,
+                                 token_channel=pictures.token_channel), graph or source.graph
     elif isinstance(source, History | SimulationRun):
-        debugger = Replay(source, flow_source=flow_source, collapse_at=collapse_at,
-                            token_channel=token_channel)
+        history = source.history if isinstance(source, SimulationRun) else source
+        debugger = Replay(safe_history(history), flow_source=flow_source,
+                          collapse_at=collapse_at, token_channel=token_channel)
     else:
         raise TypeError(f"a replay is made from a History, a SimulationRun or a Debugger, "
                         f"got {type(source).__name__}")
