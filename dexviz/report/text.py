@@ -61,7 +61,7 @@ _FIELDS = ("flow_id", "run_id", "execution_id", "step_type", "method")
 
 
 def _safe_event(event: Event) -> Event:
-    fields = {name: safe_text(getattr(event, name)) for name in _FIELDS
+    fields: dict[str, Any] = {name: safe_text(getattr(event, name)) for name in _FIELDS
               if isinstance(getattr(event, name), str) and _needs(getattr(event, name))}
     if _needs(event.payload):
         fields["payload"] = _safe(event.payload)
