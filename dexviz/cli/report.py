@@ -9,8 +9,9 @@ nothing fetched from the network.
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dexviz.cli.common import (
     EXIT_OK,
@@ -21,6 +22,9 @@ from dexviz.cli.common import (
     refuse_symlinks,
 )
 from dexviz.history._plural import plural
+
+if TYPE_CHECKING:
+    from dexviz.history import History
 
 __all__ = ["add_report_parser", "cmd_report", "load_history"]
 
@@ -113,15 +117,30 @@ def cmd_report(args: argparse.Namespace) -> int:
     history = load_history(path, args.flow)
     if args.source is not None:
         check_source(Path(args.source))
+    source = args.source if args.source is not None else _recorded_source(history, path)
     out = Path(args.out) if args.out else path.with_suffix(".html")
     if out.suffix.lower() not in (".html", ".htm"):
         raise UsageError(f"the report is an HTML file: name it *.html, not {str(out)!r}")
     refuse_symlinks(out)
     try:
         written = write_report(history, out, token_channel=args.channel,
-                               flow_source=args.source, graph=args.graph)
+                               flow_source=source, graph=args.graph)
     except OSError as error:
         raise CliError(f"cannot write {str(out)!r}: {describe(error)}") from error
     size = written.stat().st_size
     print(f"wrote {written} ({size / 1024:.0f} KiB, {len(history)} events)")
     return EXIT_OK
+
+
+def _recorded_source(history: History, path: Path) -> str | None:
+    """The recorded Flow source, looked up beside the history file too; else say how to pass it."""
+    from dexviz.analysis.sources import find_recorded_source
+
+    lookup = find_recorded_source(history.flow_spec, history_dir=path.parent)
+    if lookup.found is not None:
+        return str(lookup.found)
+    hint = lookup.explain().replace(
+        "pass flow_source= (a .py path, a module or the Flow class) to show it",
+        "pass --source FILE.py to draw it")
+    print(f"dexviz report: no definition graph: {hint}", file=sys.stderr)
+    return None
