@@ -17,6 +17,7 @@ from pathlib import Path
 from dexviz.engine import SimulationRun
 from dexviz.history import History
 from dexviz.history._plural import plural
+from dexviz.replay.focus import fit_note
 from dexviz.replay.graphs import GraphUnavailable
 from dexviz.replay.highlight import MarkedSvg
 from dexviz.replay.session import GRAPH_KINDS, Replay
@@ -58,6 +59,11 @@ def _section(kind: str, key: str, title: str, body: str, run: int | None = None)
             f'<div class="dx-graph dx-zoom-fit" data-graph-key="{key}">{body}</div></section>')
 
 
+def _fitted(svg: str) -> str:
+    """``svg`` with the note shown (while fitted) when its text is below 9 px."""
+    return fit_note(svg) + svg
+
+
 def _hint(error: GraphUnavailable) -> str:
     return f'<p class="dx-hint">{escape(str(error))}</p>'
 
@@ -69,7 +75,7 @@ def _draw(debugger: Replay, kind: str, key: str, title: str, run: int | None) ->
     except GraphUnavailable as error:
         return _Drawn(_section(kind, key, title, _hint(error), run), None)
     ids = _graph_ids(key, svg, debugger.graph_classes(kind))
-    return _Drawn(_section(kind, key, title, svg, run), ids)
+    return _Drawn(_section(kind, key, title, _fitted(svg), run), ids)
 
 
 def _timeline(debugger: Replay, run: int) -> str:
@@ -130,8 +136,17 @@ def _controls(debugger: Replay, shown: int) -> str:
         f'<select id="dx-kind"><option value="">(any event kind)</option>{kinds}</select>'
         '<button type="button" id="dx-find-prev" title="previous event of this kind">◀</button>'
         '<button type="button" id="dx-find-next" title="next event of this kind">▶</button>'
-        f'<span class="dx-sep"></span>{graphs}</div>'
+        f'<span class="dx-sep"></span>{graphs}<span class="dx-sep"></span>{ZOOM_BUTTONS}</div>'
     )
+
+
+ZOOM_BUTTONS = "".join(
+    f'<button type="button" data-zoom="{zoom}" title="{tip}"'
+    f' aria-pressed="{str(zoom == "fit").lower()}">{label}</button>'
+    for zoom, label, tip in (("fit", "Fit", "the whole graph in the page"),
+                             ("full", "1:1", "natural size (scroll to pan)"),
+                             ("double", "2×", "twice the natural size")))
+"""The graphs' sizes, as the widget's zoom buttons: Fit, 1:1 and 2×."""
 
 
 def _event_list(labels: Sequence[str], shown: int) -> str:
