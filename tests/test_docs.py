@@ -75,5 +75,21 @@ def test_the_offline_check_flags_what_a_page_would_fetch(tmp_path):
     assert check_site.main([str(tmp_path)]) == 1
 
 
+def test_every_code_fence_of_the_docs_closes():
+    assert _check_site().unclosed_fences(DOCS) == []
+
+
+def test_the_fence_check_flags_a_fence_that_never_closes(tmp_path):
+    check = _check_site()
+    assert check.unclosed_fence("```python\nx = 1\n```\ntext\n") is None
+    assert check.unclosed_fence("intro\n```python\nx = 1\n``` and more text\n") == 2
+    assert check.unclosed_fence("````md\n```python\n```\n````\n") is None
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "page.md").write_text("# Page\n\n~~~sh\nls\n", encoding="utf-8")
+    (tmp_path / "site").mkdir()
+    (tmp_path / "site" / "index.html").write_text("<p>ok</p>", encoding="utf-8")
+    assert check.main([str(tmp_path / "site"), str(tmp_path / "docs")]) == 1
+
+
 def test_the_offline_check_needs_a_built_site(tmp_path):
     assert _check_site().main([str(tmp_path)]) == 1

@@ -10,8 +10,9 @@ importing the module or its packages), the history file's folder, or the working
 from __future__ import annotations
 
 import importlib.machinery
+import importlib.util
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -99,9 +100,10 @@ def recorded_source(
 def module_file(module: object) -> Path | None:
     """The ``.py`` file Python would import ``module`` from, found without importing anything.
 
-    An already-imported module gives its ``__file__``; otherwise the top-level package is
-    located with ``importlib.machinery.PathFinder`` (which imports nothing) and the rest of
-    the dotted name is followed through its folders. ``__main__`` has no import location.
+    An already-imported module gives its ``__file__``; otherwise the top-level package's
+    folders are those of its imported package, or are found with ``importlib.util.find_spec``
+    on the top-level name (which imports nothing, and sees an editable install's finder),
+    and the rest of the dotted name is followed through them. ``__main__`` has no import location.
     """
     if not isinstance(module, str) or not module or module == "__main__":
         return None
@@ -110,17 +112,45 @@ def module_file(module: object) -> Path | None:
         found = getattr(loaded, "__file__", None)
         return Path(found).resolve() if isinstance(found, str) and found.endswith(".py") else None
     head, *rest = module.split(".")
-    spec = importlib.machinery.PathFinder.find_spec(head)
-    if spec is None:
-        return None
+    folders = _package_folders(head)
+    if folders is None:
+        spec = _top_level_spec(head)
+        if spec is None:
+            return None
+        if not rest:
+            return _py_file(spec.origin)
+        folders = list(spec.submodule_search_locations or ())
     if not rest:
-        return _py_file(spec.origin)
-    for folder in spec.submodule_search_locations or ():
+        return _first_file(Path(folder) / "__init__.py" for folder in folders)
+    for folder in folders:
         base = Path(folder).joinpath(*rest)
         for candidate in (base.with_suffix(".py"), base / "__init__.py"):
             if candidate.is_file():
                 return candidate.resolve()
     return None
+
+
+def _package_folders(head: str) -> list[str] | None:
+    """The folders of the already-imported top-level package ``head`` (None if not imported)."""
+    loaded = sys.modules.get(head)
+    path = getattr(loaded, "__path__", None) if loaded is not None else None
+    return list(path) if path is not None else None
+
+
+def _top_level_spec(head: str) -> importlib.machinery.ModuleSpec | None:
+    """``head``'s spec from every finder on ``sys.meta_path`` (an editable install's too).
+
+    For a top-level name ``importlib.util.find_spec`` imports nothing; a finder that fails on
+    an odd name counts as not finding it.
+    """
+    try:
+        return importlib.util.find_spec(head)
+    except (ImportError, ValueError):
+        return None
+
+
+def _first_file(candidates: Iterable[Path]) -> Path | None:
+    return next((c.resolve() for c in candidates if c.is_file()), None)
 
 
 def _py_file(origin: str | None) -> Path | None:

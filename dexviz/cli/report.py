@@ -11,8 +11,9 @@ slider and jump-to-kind controls, and nothing fetched from the network. ``-o`` n
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dexviz.cli.common import (
     EXIT_OK,
@@ -24,6 +25,9 @@ from dexviz.cli.common import (
 )
 from dexviz.cli.dex_input import add_dex_arguments, dex_file_history, dex_history, out_file
 from dexviz.history._plural import plural
+
+if TYPE_CHECKING:
+    from dexviz.history import History
 
 __all__ = ["add_report_parser", "cmd_report", "load_history"]
 
@@ -127,23 +131,42 @@ def cmd_report(args: argparse.Namespace) -> int:
         if args.history is not None:
             raise UsageError("give HISTORY or --server HOST:PORT, not both")
         history = dex_history(args)
-        default = Path(".")
+        default = beside = Path(".")
     elif args.history is None:
         raise UsageError("give a HISTORY file, or --server HOST:PORT --flow ID")
     else:
         path = Path(args.history)
         history = load_history(path, args.flow, args.run)
         default = path.with_suffix(".html")
+        beside = path.parent
     if args.source is not None:
         check_source(Path(args.source))
+    source = args.source if args.source is not None else _recorded_source(history, beside)
     out = out_file(Path(args.out), history.flow_id) if args.out else (
         out_file(default, history.flow_id))
     refuse_symlinks(out)
     try:
         written = write_report(history, out, token_channel=args.channel,
-                               flow_source=args.source, graph=args.graph)
+                               flow_source=source, graph=args.graph)
     except OSError as error:
         raise CliError(f"cannot write {str(out)!r}: {describe(error)}") from error
     size = written.stat().st_size
     print(f"wrote {written} ({size / 1024:.0f} KiB, {len(history)} events)")
     return EXIT_OK
+
+
+def _recorded_source(history: History, beside: Path) -> str | None:
+    """The recorded Flow source, looked up in ``beside`` (the history's folder) too.
+
+    Prints how to pass it with ``--source`` when it cannot be found.
+    """
+    from dexviz.analysis.sources import find_recorded_source
+
+    lookup = find_recorded_source(history.flow_spec, history_dir=beside)
+    if lookup.found is not None:
+        return str(lookup.found)
+    hint = lookup.explain().replace(
+        "pass flow_source= (a .py path, a module or the Flow class) to show it",
+        "pass --source FILE.py to draw it")
+    print(f"dexviz report: no definition graph: {hint}", file=sys.stderr)
+    return None

@@ -17,18 +17,20 @@ from pathlib import Path
 from dexviz.engine import SimulationRun
 from dexviz.history import History
 from dexviz.history._plural import plural
+from dexviz.replay.focus import fit_note
+from dexviz.replay.graphs import GraphUnavailable
+from dexviz.replay.highlight import MarkedSvg
+from dexviz.replay.session import GRAPH_KINDS, Replay
+from dexviz.replay.theme import CSS, LEGEND
 from dexviz.report.encode import GraphIds, encode_frames, script_json
 from dexviz.report.failures import failed_attempts
-from dexviz.report.frames import PANELS, Frame, frames, replay_debugger
+from dexviz.report.frames import PANELS, Frame, frames
 from dexviz.report.script import REPORT_CSS, REPORT_JS
-from dexviz.widgets.debugger import GRAPH_KINDS, Debugger
-from dexviz.widgets.graphs import GraphUnavailable
-from dexviz.widgets.highlight import MarkedSvg
-from dexviz.widgets.theme import CSS, LEGEND
+from dexviz.report.text import safe_history
 
 __all__ = ["ReplaySource", "report_html", "write_report"]
 
-ReplaySource = History | SimulationRun | Debugger
+ReplaySource = History | SimulationRun | Replay
 """What a replay can be made from: a History, a simulated run, or a Debugger (its settings)."""
 
 
@@ -57,21 +59,26 @@ def _section(kind: str, key: str, title: str, body: str, run: int | None = None)
             f'<div class="dx-graph dx-zoom-fit" data-graph-key="{key}">{body}</div></section>')
 
 
+def _fitted(svg: str) -> str:
+    """``svg`` with the note shown (while fitted) when its text is below 9 px."""
+    return fit_note(svg) + svg
+
+
 def _hint(error: GraphUnavailable) -> str:
     return f'<p class="dx-hint">{escape(str(error))}</p>'
 
 
-def _draw(debugger: Debugger, kind: str, key: str, title: str, run: int | None) -> _Drawn:
+def _draw(debugger: Replay, kind: str, key: str, title: str, run: int | None) -> _Drawn:
     """The graph of ``kind`` at ``debugger``'s cursor, or a hint why it cannot be drawn."""
     try:
         svg = debugger.graph_svg(kind)
     except GraphUnavailable as error:
         return _Drawn(_section(kind, key, title, _hint(error), run), None)
     ids = _graph_ids(key, svg, debugger.graph_classes(kind))
-    return _Drawn(_section(kind, key, title, svg, run), ids)
+    return _Drawn(_section(kind, key, title, _fitted(svg), run), ids)
 
 
-def _timeline(debugger: Debugger, run: int) -> str:
+def _timeline(debugger: Replay, run: int) -> str:
     try:
         body = debugger.timeline().html(debugger.timeline_cursor())
     except GraphUnavailable as error:
@@ -87,7 +94,7 @@ def _last_of_runs(history: History, runs: Sequence[str]) -> dict[str, int]:
     return {run: last[run] for run in runs}
 
 
-def _pictures(debugger: Debugger, shown: int) -> tuple[str, str, dict[str, GraphIds]]:
+def _pictures(debugger: Replay, shown: int) -> tuple[str, str, dict[str, GraphIds]]:
     """Every run's graph sections and timeline, and the ids the script marks.
 
     Each run is drawn at its last event, the shown event's run at ``shown``.
@@ -110,7 +117,7 @@ def _pictures(debugger: Debugger, shown: int) -> tuple[str, str, dict[str, Graph
     return "".join(sections), "".join(timelines), ids
 
 
-def _controls(debugger: Debugger, shown: int) -> str:
+def _controls(debugger: Replay, shown: int) -> str:
     kinds = "".join(f'<option value="{escape(k)}">{escape(k)}</option>'
                     for k in debugger.index_.kinds)
     graphs = "".join(f'<button type="button" data-show-graph="{g}">{g.capitalize()}</button>'
@@ -129,8 +136,17 @@ def _controls(debugger: Debugger, shown: int) -> str:
         f'<select id="dx-kind"><option value="">(any event kind)</option>{kinds}</select>'
         '<button type="button" id="dx-find-prev" title="previous event of this kind">◀</button>'
         '<button type="button" id="dx-find-next" title="next event of this kind">▶</button>'
-        f'<span class="dx-sep"></span>{graphs}</div>'
+        f'<span class="dx-sep"></span>{graphs}<span class="dx-sep"></span>{ZOOM_BUTTONS}</div>'
     )
+
+
+ZOOM_BUTTONS = "".join(
+    f'<button type="button" data-zoom="{zoom}" title="{tip}"'
+    f' aria-pressed="{str(zoom == "fit").lower()}">{label}</button>'
+    for zoom, label, tip in (("fit", "Fit", "the whole graph in the page"),
+                             ("full", "1:1", "natural size (scroll to pan)"),
+                             ("double", "2×", "twice the natural size")))
+"""The graphs' sizes, as the widget's zoom buttons: Fit, 1:1 and 2×."""
 
 
 def _event_list(labels: Sequence[str], shown: int) -> str:
@@ -155,7 +171,7 @@ def _title(history: History, status: str) -> tuple[str, str]:
     return flow_type, sub
 
 
-def _body(debugger: Debugger, frame: Frame, graph: str, pictures: tuple[str, str]) -> str:
+def _body(debugger: Replay, frame: Frame, graph: str, pictures: tuple[str, str]) -> str:
     """The page body at ``frame`` (the script's slots hold the frame's fragments)."""
     sections, timelines = pictures
     status = debugger.state_at(-1).closed or "RUNNING"
@@ -187,7 +203,7 @@ def report_html(source: ReplaySource, *, token_channel: str | None = None,
         token_channel: A token Channel whose holdings the timeline draws in their own lanes
             (ignored for a Debugger, which has its own).
         flow_source: The Flow's source for the definition graph (default: the recorded file).
-        collapse_at: Lineage collapsing, as for :class:`~dexviz.widgets.debugger.Debugger`.
+        collapse_at: Lineage collapsing, as for :class:`~dexviz.replay.session.Replay`.
         graph: The graph shown first, ``"lineage"`` or ``"definition"``.
         start: The event the page shows before any script runs (default: the last one).
 
@@ -195,11 +211,16 @@ def report_html(source: ReplaySource, *, token_channel: str | None = None,
         ValueError: an empty history, an unknown graph, ``start`` outside the history.
         TypeError: ``source`` is not a History, SimulationRun or Debugger.
     """
-    if isinstance(source, Debugger):
-        debugger, graph = replay_debugger(source), graph or source.graph
+    # Every text is made safe to show once, before anything is drawn (report.text).
+    if isinstance(source, Replay):
+        pictures = source.pictures
+        debugger, graph = Replay(safe_history(source.history), flow_source=pictures.flow_source,
+                                 collapse_at=pictures.collapse_at,
+                                 token_channel=pictures.token_channel), graph or source.graph
     elif isinstance(source, History | SimulationRun):
-        debugger = Debugger(source, flow_source=flow_source, collapse_at=collapse_at,
-                            token_channel=token_channel)
+        history = source.history if isinstance(source, SimulationRun) else source
+        debugger = Replay(safe_history(history), flow_source=flow_source,
+                          collapse_at=collapse_at, token_channel=token_channel)
     else:
         raise TypeError(f"a replay is made from a History, a SimulationRun or a Debugger, "
                         f"got {type(source).__name__}")

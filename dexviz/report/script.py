@@ -146,6 +146,27 @@ REPORT_JS = r"""
       showSections(E[cur].r);
     });
   });
+  all("[data-zoom]").forEach(function (b) {
+    b.addEventListener("click", function () {
+      var zoom = b.getAttribute("data-zoom");
+      all("[data-zoom]").forEach(function (o) {
+        o.setAttribute("aria-pressed", String(o === b));
+      });
+      all(".dx-graph").forEach(function (box) {
+        box.classList.remove("dx-zoom-fit", "dx-zoom-full", "dx-zoom-double");
+        box.classList.add("dx-zoom-" + zoom);
+        var svg = box.querySelector("svg");
+        if (!svg) { return; }
+        if (!svg.hasAttribute("data-w")) {
+          svg.setAttribute("data-w", String(svg.width.baseVal.value));
+          svg.setAttribute("data-h", String(svg.height.baseVal.value));
+        }
+        var k = zoom === "double" ? 2 : 1;
+        svg.style.width = zoom === "fit" ? "" : (k * svg.getAttribute("data-w")) + "px";
+        svg.style.height = zoom === "fit" ? "" : (k * svg.getAttribute("data-h")) + "px";
+      });
+    });
+  });
   root.addEventListener("click", function (ev) {
     var target = ev.target.closest("[data-i]");
     if (!target || !root.contains(target)) { return; }

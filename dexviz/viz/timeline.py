@@ -102,6 +102,8 @@ def timeline(
         _draw_holdings(ax, report, rows, scale)
     if title is None:
         title = _title(run, report, lanes, None if only is None else len(only))
+        if report is not None:
+            title += _abbreviations(report.intervals, scale)
     _decorate(figure, ax, run, lanes, rows, report, scale, title)
     figure.dexviz_hovers = failure_hovers(run, lanes)  # type: ignore[attr-defined]
     return figure
@@ -208,8 +210,9 @@ def _draw_lanes(ax: Axes, lanes: Sequence[Lane], offset: int, scale: _Scale) -> 
 def _holding_texts(holdings: Sequence[Holding], scale: _Scale) -> dict[str, str]:
     """Bar captions naming the holder: its full id (``EnterContractEdit-7``) where it fits.
 
-    A narrower bar gets the Step type's capitals and the number (``ECE-7``), then only the
-    number; a bar too narrow for any is left blank rather than overprinted.
+    A narrower bar gets the Step type's capitals and the number (``ECE-7``; the title then
+    spells the abbreviation out), then only the number; a bar too narrow for any is left
+    blank rather than overprinted.
     """
     def fits(text: str, holding: Holding) -> bool:
         return len(text) * _CAPTION_CHAR_PT + 2 <= holding.duration_ns / 1e9 * scale.points_per_s
@@ -217,12 +220,25 @@ def _holding_texts(holdings: Sequence[Holding], scale: _Scale) -> dict[str, str]
     texts = {}
     for holding in holdings:
         step_type, _, number = holding.holder.rpartition("-")
-        initials = "".join(c for c in step_type if c.isupper()) or step_type[:3]
-        for text in (holding.holder, f"{initials}-{number}", number):
+        for text in (holding.holder, f"{_initials(step_type)}-{number}", number):
             if fits(text, holding):
                 texts[holding.holder] = text
                 break
     return texts
+
+
+def _initials(step_type: str) -> str:
+    return "".join(c for c in step_type if c.isupper()) or step_type[:3]
+
+
+def _abbreviations(holdings: Sequence[Holding], scale: _Scale) -> str:
+    """`` · ECE = EnterContractEdit`` for each Step type a bar caption shortens, or ""."""
+    shortened = {}
+    for holder, text in _holding_texts(holdings, scale).items():
+        step_type = holder.rpartition("-")[0]
+        if text != holder and step_type and text.startswith(f"{_initials(step_type)}-"):
+            shortened[_initials(step_type)] = step_type
+    return "".join(f" · {short} = {full}" for short, full in sorted(shortened.items()))
 
 
 def _draw_holdings(

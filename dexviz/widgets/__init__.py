@@ -4,7 +4,7 @@ The model (cursor, state, engine driving) and the static snapshot need only the 
 widget needs ipywidgets (``pip install "dexviz[notebook]"``) and the graphs need Graphviz.
 """
 
+from dexviz.replay.model import CursorState, DebuggerModel
 from dexviz.widgets.debugger import GRAPH_KINDS, Debugger, GraphUnavailable
-from dexviz.widgets.model import CursorState, DebuggerModel
 
 __all__ = ["GRAPH_KINDS", "CursorState", "Debugger", "DebuggerModel", "GraphUnavailable"]

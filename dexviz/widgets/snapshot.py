@@ -11,31 +11,16 @@ import hashlib
 from html import escape
 from typing import TYPE_CHECKING
 
-from dexviz.widgets.focus import scaled, with_min_width
-from dexviz.widgets.graphs import GraphUnavailable
-from dexviz.widgets.panels import (
-    active_table,
-    attributes_table,
-    channel_table,
-    event_detail,
-    event_list,
-    heading,
-)
-from dexviz.widgets.theme import CSS, LEGEND
+from dexviz.replay.focus import fit_note, scaled
+from dexviz.replay.frame import heading_html, panels_at
+from dexviz.replay.graphs import GraphUnavailable
+from dexviz.replay.panels import event_list
+from dexviz.replay.theme import CSS, LEGEND
 
 if TYPE_CHECKING:
-    from dexviz.widgets.debugger import Debugger
+    from dexviz.replay.session import Replay
 
 __all__ = ["graph_html", "heading_html", "panels_html", "snapshot_html", "timeline_html"]
-
-
-def heading_html(debugger: Debugger) -> str:
-    """The position line: event n / N, time since the run's start, the event, the status."""
-    event = debugger.event
-    status = debugger.state.closed or "RUNNING"
-    if debugger.live:
-        status += " · live"
-    return heading(debugger.index, len(debugger), event, debugger.index_.seconds(event), status)
 
 
 ZOOMS: tuple[str, ...] = ("fit", "focus", "full", "double")
@@ -49,17 +34,17 @@ def _check_zoom(zoom: str) -> str:
     return zoom
 
 
-def graph_html(debugger: Debugger, kind: str | None = None, zoom: str = "fit") -> str:
+def graph_html(debugger: Replay, kind: str | None = None, zoom: str = "fit") -> str:
     """The graph's SVG marked at the cursor, or a hint saying why it cannot be drawn.
 
     Args:
         debugger: The debugger to draw.
         kind: ``lineage`` or ``definition`` (default: the debugger's choice).
-        zoom: ``fit`` scales the picture to the panel but keeps its smallest text at 9 px
-            (the panel scrolls beyond that); ``focus`` draws the selected execution's
-            neighbourhood at natural size (lineage) or fits the definition graph with the
-            Steps and Channels outside the neighbourhood dimmed; ``full`` keeps the natural
-            size; ``double`` twice it.
+        zoom: ``fit`` shows the whole picture in the panel and, where its smallest text
+            falls below 9 px, a note naming the zooms that read it; ``focus`` draws the
+            selected execution's neighbourhood at natural size (lineage) or fits the
+            definition graph with the Steps and Channels outside the neighbourhood
+            dimmed; ``full`` keeps the natural size; ``double`` twice it.
 
     Raises:
         ValueError: an unknown ``zoom``.
@@ -71,7 +56,7 @@ def graph_html(debugger: Debugger, kind: str | None = None, zoom: str = "fit") -
     try:
         svg = debugger.graph_svg(kind, focus=zoom == "focus")
         if shown.startswith("fit"):
-            svg = with_min_width(svg)
+            svg = fit_note(svg) + svg
         elif zoom == "double":
             svg = scaled(svg, 2)
         return f"{box}{svg}</div>"
@@ -79,7 +64,7 @@ def graph_html(debugger: Debugger, kind: str | None = None, zoom: str = "fit") -
         return f'{box}<p class="dx-hint">{escape(str(error))}</p></div>'
 
 
-def timeline_html(debugger: Debugger, zoom: str = "fit") -> str:
+def timeline_html(debugger: Replay, zoom: str = "fit") -> str:
     """The timeline with its cursor at the selected event, or a hint why it cannot be drawn.
 
     The selected execution's bars are outlined in amber, as its node is in the graphs. With
@@ -104,17 +89,15 @@ def timeline_html(debugger: Debugger, zoom: str = "fit") -> str:
             f"{picture.html(picture.cursor_css(event.time_ns))}</div>")
 
 
-def panels_html(debugger: Debugger, *, events: bool = True) -> str:
+def panels_html(debugger: Replay, *, events: bool = True) -> str:
     """Every panel at the cursor: event detail, Channels, Attributes, active executions."""
-    state = debugger.state
-    parts = [event_detail(state.event, debugger.index_), channel_table(state),
-             attributes_table(state), active_table(state, debugger.section_holders())]
+    parts = list(panels_at(debugger))
     if events:
         parts.append(event_list(debugger.index_.labels, debugger.index))
     return "".join(parts)
 
 
-def snapshot_html(debugger: Debugger, *, document: bool = True, zoom: str = "fit") -> str:
+def snapshot_html(debugger: Replay, *, document: bool = True, zoom: str = "fit") -> str:
     """The debugger at its cursor as static HTML.
 
     Args:

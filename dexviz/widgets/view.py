@@ -17,13 +17,13 @@ from typing import TYPE_CHECKING, Any
 
 from dexviz._optional import require
 from dexviz.history import EventKind
-from dexviz.widgets.graphs import GraphUnavailable
-from dexviz.widgets.panels import active_table, attributes_table, channel_table, event_detail
-from dexviz.widgets.snapshot import graph_html, heading_html
-from dexviz.widgets.theme import CSS, LEGEND
+from dexviz.replay.frame import heading_html, panels_at
+from dexviz.replay.graphs import GraphUnavailable
+from dexviz.replay.theme import CSS, LEGEND
+from dexviz.widgets.snapshot import graph_html
 
 if TYPE_CHECKING:
-    from dexviz.widgets.debugger import Debugger
+    from dexviz.replay.session import Replay
 
 __all__ = ["SPEEDS", "DebuggerView"]
 
@@ -53,7 +53,7 @@ class DebuggerView:
             CSS rule placing its cursor (rewritten per step), in an Accordion.
     """
 
-    def __init__(self, debugger: Debugger) -> None:
+    def __init__(self, debugger: Replay) -> None:
         self.debugger = debugger
         self._w = require("ipywidgets", "notebook")
         self._busy = False
@@ -108,13 +108,13 @@ class DebuggerView:
         self.zoom = w.ToggleButtons(
             options=[("Fit", "fit"), ("Focus", "focus"), ("1:1", "full"), ("2×", "double")],
             value="fit", style={"button_width": "60px"},
-            tooltips=["fit the panel (text stays readable; scroll to pan)",
+            tooltips=["the whole graph in the panel (a note says when its text is below 9 px)",
                       "the selected execution and its neighbours, in the graph and the "
                       "timeline", "natural size", "twice the natural size"])
         self.groups = w.ToggleButtons(
             options=[("Grouped", "auto"), ("Expanded", "none")],
             value="auto" if self.debugger.collapse_at is not None else "none",
-            style={"button_width": "84px"},
+            style={"button_width": "96px"},
             tooltips=["a fan-out's same-Step executions as one node with a count",
                       "every execution its own node"])
 
@@ -150,14 +150,14 @@ class DebuggerView:
             rows.append(row(self.step, self.fail_step, self.fail, self.cancel_execution,
                             self.cancel))
         rows.append(self.message)
-        # Below ~650 px the panels wrap under the graph instead of covering its controls.
+        # Below ~1070 px the panels wrap under the graph: it gets the width, they their names.
         left = w.VBox([self._row(self.graph_choice, self.zoom, self.groups), self.graph,
                        self.legend],
-                      layout=w.Layout(flex="3 1 0", min_width="min(300px, 100%)"))
+                      layout=w.Layout(flex="3 1 0", min_width="min(560px, 100%)"))
         events_title = w.HTML('<div class="dx-title">Events</div>')
         right = w.VBox([self.detail, self.channels, self.attributes, self.active,
                         events_title, self.events],
-                       layout=w.Layout(flex="2 1 0", min_width="min(340px, 100%)",
+                       layout=w.Layout(flex="2 1 0", min_width="min(500px, 100%)",
                                        max_width="580px", margin="0 0 0 12px"))
         rows += [w.HBox([left, right], layout=w.Layout(align_items="flex-start",
                                                         flex_flow="row wrap")),
@@ -240,13 +240,11 @@ class DebuggerView:
         d = self.debugger
         with self._quiet():
             self._sync_controls()
-        state = d.state
         self.heading.value = heading_html(d)
         self._draw_graph()
-        self.detail.value = event_detail(state.event, d.index_)
-        self.channels.value = channel_table(state)
-        self.attributes.value = attributes_table(state)
-        self.active.value = active_table(state, d.section_holders())
+        panels = (self.detail, self.channels, self.attributes, self.active)
+        for panel, html in zip(panels, panels_at(d), strict=True):
+            panel.value = html
         self.message.value = f'<div class="dx-message">{escape(d.message)}</div>'
         self._draw_timeline()
 
@@ -311,7 +309,7 @@ class DebuggerView:
             dropdown.value = before if before in values else (values[0] if values else None)
 
 
-def _step_types(debugger: Debugger) -> list[str]:
+def _step_types(debugger: Replay) -> list[str]:
     declared = [str(s.get("step_type")) for s in debugger.history.flow_spec.get("steps") or ()
                 if isinstance(s, dict)]
     return list(dict.fromkeys(declared + list(debugger.index_.step_types)))

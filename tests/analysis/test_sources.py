@@ -62,3 +62,35 @@ def test_the_message_lists_every_path_tried(tmp_path, monkeypatch):
     assert str(tmp_path / "flows" / "gone.py") in text
     assert "pass flow_source=" in text
     assert "records no source file" in find_recorded_source({}).explain()
+
+
+class _EditableFinder:
+    """A meta-path finder like an editable install's: its package is on no ``sys.path``."""
+
+    def __init__(self, name: str, folder: Path) -> None:
+        self.name, self.folder = name, folder
+
+    def find_spec(self, fullname, path=None, target=None):
+        import importlib.util
+
+        if fullname != self.name:
+            return None
+        return importlib.util.spec_from_file_location(
+            fullname, self.folder / "__init__.py",
+            submodule_search_locations=[str(self.folder)])
+
+
+def test_a_module_of_an_editable_install_is_found_run_from_anywhere(tmp_path, monkeypatch):
+    import sys
+
+    package = tmp_path / "elsewhere" / "dxedit_pkg"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("raise RuntimeError('imported')\n")
+    (package / "flows.py").write_text("raise RuntimeError('imported')\n")
+    monkeypatch.setattr(sys, "meta_path", [_EditableFinder("dxedit_pkg", package), *sys.meta_path])
+    work = tmp_path / "work"
+    work.mkdir()
+    spec = {"module": "dxedit_pkg.flows", "source_file": "dxedit_pkg/flows.py"}
+    found = find_recorded_source(spec, history_dir=work, cwd=work)
+    assert found.found == (package / "flows.py").resolve()
+    assert "dxedit_pkg" not in sys.modules and "dxedit_pkg.flows" not in sys.modules

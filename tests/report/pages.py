@@ -6,6 +6,8 @@ import json
 import re
 from typing import Any
 
+from dexviz.history import History
+
 _ISLAND = re.compile(r'<script type="application/json" id="dx-data">(.*?)</script>', re.S)
 
 
@@ -35,3 +37,17 @@ def frame(data: dict[str, Any], index: int) -> dict[str, Any]:
         "lineage": marks(data, f"l{event['r']}", event["l"]) if event["l"] else {},
         "definition": marks(data, "d", event["d"]) if event["d"] else {},
     }
+
+
+def edited(events: History, kind: str, **payload: object) -> History:
+    """``events`` with ``payload`` merged into every event of ``kind`` (through JSON lines)."""
+    lines = []
+    for line in events.to_jsonl().splitlines():
+        record = json.loads(line)
+        if "format" in record:  # the header's count and digest describe the unedited lines
+            record.pop("sha256", None)
+            record.pop("events", None)
+        if record.get("kind") == kind:
+            record["payload"] = {**record["payload"], **payload}
+        lines.append(json.dumps(record))
+    return History.from_jsonl("\n".join(lines) + "\n")

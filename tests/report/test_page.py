@@ -7,11 +7,10 @@ import re
 
 import pytest
 
-from dexviz.history import History
 from dexviz.report import report_html, write_report
 from dexviz.report.encode import script_json
 from dexviz.widgets import Debugger
-from tests.report.pages import frame, island
+from tests.report.pages import edited, frame, island
 from tests.widgets.helpers import TOKEN, history
 
 
@@ -59,23 +58,9 @@ def test_the_page_lists_failed_attempts_with_their_errors(page):
     assert "Traceback (most recent call last):" in page
 
 
-def _edited(events: History, kind: str, **payload: object) -> History:
-    """``events`` with ``payload`` merged into every event of ``kind`` (through JSON lines)."""
-    lines = []
-    for line in events.to_jsonl().splitlines():
-        record = json.loads(line)
-        if "format" in record:  # the header's count and digest describe the unedited lines
-            record.pop("sha256", None)
-            record.pop("events", None)
-        if record.get("kind") == kind:
-            record["payload"] = {**record["payload"], **payload}
-        lines.append(json.dumps(record))
-    return History.from_jsonl("\n".join(lines) + "\n")
-
-
 def test_a_recorded_stack_trace_is_shown_in_a_collapsible_block(empty_path):
     trace = 'Traceback (most recent call last):\n  File "flow.py", line 3\nValueError: <x>'
-    text = report_html(_edited(history(8), "AttemptFailed", stack_trace=trace))
+    text = report_html(edited(history(8), "AttemptFailed", stack_trace=trace))
     assert text.count('<details class="dx-trace"><summary>stack trace</summary>') == 4
     assert "ValueError: &lt;x&gt;" in text
 

@@ -243,6 +243,9 @@ _TEXT_SIZES = """(graph) => Array.from(graph.querySelectorAll('svg text'))
     .filter((t) => t.textContent.trim() && t.getBBox().width > 0)
     .map((t) => { const m = t.getScreenCTM();
                   return parseFloat(getComputedStyle(t).fontSize) * Math.hypot(m.a, m.b); })"""
+# Fit draws the whole graph; below 9 px text it shows a note naming the readable zooms.
+_SMALL_NOTE = """(graph) => { const n = graph.querySelector('.dx-small-text');
+    return n !== null && getComputedStyle(n).display !== 'none'; }"""
 
 
 def test_definition_tab_from_notebooks_and_readable_text(lab: Lab, tmp_path: Path):
@@ -262,12 +265,14 @@ def test_definition_tab_from_notebooks_and_readable_text(lab: Lab, tmp_path: Pat
             first.locator(".dx-graph svg g.node[id='step:EnterContractEdit']").wait_for(
                 timeout=60_000)
             definition_sizes = first.locator(".dx-graph").evaluate(_TEXT_SIZES)
+            definition_note = first.locator(".dx-graph").evaluate(_SMALL_NOTE)
             # Focus on the Flow start: only the start Step stays undimmed in the definition.
             first.locator("button", has_text="Focus").click()
             first.locator(".dx-graph svg g.node.dx-unfocused").first.wait_for(timeout=60_000)
             undimmed = first.locator(".dx-graph svg g.node[id^='step:']:not(.dx-unfocused)"
                                      ).evaluate_all("(gs) => gs.map((g) => g.id)")
             lineage_sizes = big.locator(".dx-graph").evaluate(_TEXT_SIZES)
+            lineage_note = big.locator(".dx-graph").evaluate(_SMALL_NOTE)
             output = page.locator(".jp-OutputArea-output").filter(
                 has=page.locator("img, svg")).last
             picture = output.locator("img, svg").first
@@ -282,7 +287,9 @@ def test_definition_tab_from_notebooks_and_readable_text(lab: Lab, tmp_path: Pat
             browser.close()
     assert "working folder: notebooks" in cwd
     assert undimmed == ["step:StartContractEdits"], undimmed
-    assert definition_sizes and min(definition_sizes) >= MIN_TEXT_PX, min(definition_sizes)
+    assert definition_sizes
+    assert (min(definition_sizes) >= MIN_TEXT_PX) != definition_note, min(definition_sizes)
     assert len(lineage_sizes) > 20  # grouped by default: a node per Step type and fan-out
-    assert min(lineage_sizes) >= MIN_TEXT_PX, f"smallest lineage text {min(lineage_sizes):.1f} px"
+    assert (min(lineage_sizes) >= MIN_TEXT_PX) != lineage_note, (
+        f"smallest lineage text {min(lineage_sizes):.1f} px, note shown: {lineage_note}")
     assert 0 < picture_width <= output_width + 1

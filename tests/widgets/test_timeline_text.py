@@ -124,3 +124,16 @@ def test_the_widget_and_the_replay_page_show_the_same_readable_box(tmp_path):
     assert smallest_text_px(widget_html, 320) >= MIN_TEXT_PX
     page = debugger.to_html(tmp_path / "run.html").read_text(encoding="utf-8")
     assert smallest_text_px(page, 320) >= MIN_TEXT_PX
+
+
+def test_a_shortened_holder_caption_is_spelled_out_in_the_title():
+    from dexviz.viz.timeline import timeline
+
+    figure = timeline(reviews(30), channel=TOKEN)
+    captions = {text.get_text() for text in figure.axes[0].texts}
+    assert any(caption.startswith("ECE-") for caption in captions), sorted(captions)[:8]
+    assert "ECE = EnterContractEdit" in figure.axes[0].get_title(loc="left")
+    full = timeline(reviews(2), channel=TOKEN)  # every bar wide enough for its full id
+    assert not any("-" in t.get_text() and not t.get_text().startswith("Enter")
+                   for t in full.axes[0].texts)
+    assert " = " not in full.axes[0].get_title(loc="left")
