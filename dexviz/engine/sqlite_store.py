@@ -83,6 +83,8 @@ class SQLiteStore:
         self.readonly = readonly
         self.durability = durability if synchronous is None else synchronous.lower()
         self.commits = 0
+        self.failed: StoreError | None = None
+        """The error of a commit SQLite refused; every later commit raises it (reopen to go on)."""
         self._lock = threading.Lock()
         self._writer: WriterLock | None = None
         self._sync: GroupSync | None = None
@@ -104,6 +106,8 @@ class SQLiteStore:
         if self.readonly:
             if not Path(self.path).exists():
                 raise StoreError(f"{where}: no such database")
+            if not Path(self.path).is_file():  # a FIFO would block SQLite's open forever
+                raise StoreError(f"{where}: not a regular file; a database is a regular file")
             uri = f"file:{Path(self.path).resolve()}?mode=ro"
             db = sqlite3.connect(uri, uri=True, check_same_thread=False, isolation_level=None)
             self._check(db, where, fresh=False)
@@ -165,6 +169,8 @@ class SQLiteStore:
 
     def commit_many(self, commits: Sequence[tuple[str, Sequence[Event]]]) -> None:
         """Write the events of several Flows (one engine commit) in one transaction."""
+        if self.failed is not None:
+            raise self.failed
         if self.readonly:
             raise StoreError(f"{self.path}: opened readonly or closed; it takes no commits")
         with self._lock:
@@ -179,13 +185,10 @@ class SQLiteStore:
                     db.executemany(_INSERT + "(?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
                 db.execute("COMMIT")
             except BaseException as error:
-                db.execute("ROLLBACK")
-                for flow_id in added_flows:
-                    self._flows.pop(flow_id, None)
-                for key in added_runs:
-                    self._runs.pop(key, None)
+                self._undo(added_flows, added_runs)
                 if isinstance(error, sqlite3.Error):
-                    raise StoreError(f"{self.path}: commit refused by SQLite: {error}") from None
+                    self.failed = _refused(self.path, error)
+                    raise self.failed from None
                 raise
             for flow_id, events in commits:
                 if events:
@@ -193,6 +196,16 @@ class SQLiteStore:
             self.commits += 1
         if self._sync is not None:
             self._sync.committed()
+
+    def _undo(self, added_flows: list[str], added_runs: list[tuple[int, str]]) -> None:
+        # A failed COMMIT (a full disk) has already rolled back: ROLLBACK would raise
+        # "no transaction is active" and hide the cause.
+        if self._db.in_transaction:
+            self._db.execute("ROLLBACK")
+        for flow_id in added_flows:
+            self._flows.pop(flow_id, None)
+        for key in added_runs:
+            self._runs.pop(key, None)
 
     def _check_seqs(self, flow_id: str, events: Sequence[Event]) -> None:
         last = self._last_seq.get(flow_id, 0)
@@ -340,6 +353,22 @@ class SQLiteStore:
         if self._writer is not None:
             self._writer.release()
             self._writer = None
+
+
+def _refused(path: str, error: sqlite3.Error) -> StoreError:
+    """The StoreError of a commit SQLite refused: nothing of it was written."""
+    code = getattr(error, "sqlite_errorcode", 0) & 0xFF  # the primary code of an extended one
+    if code == sqlite3.SQLITE_FULL:
+        cause = "the disk is full"
+    elif code in (sqlite3.SQLITE_IOERR, sqlite3.SQLITE_READONLY, sqlite3.SQLITE_PERM):
+        cause = f"it could not be written ({error})"
+    else:
+        cause = f"SQLite refused it ({error})"
+    return StoreError(
+        f"{path}: a commit was refused because {cause}; nothing of it was written and the "
+        "store takes no more commits: free the space, close this store and open the database "
+        "again to resume from its last commit"
+    )
 
 
 _ABANDONED: list[sqlite3.Connection] = []
