@@ -227,7 +227,7 @@ class LiveRunner:
 
     def submit(self, function: Any, *args: Any) -> Future[Any]:
         """Run ``function`` in the handler pool."""
-        return self._pool.submit(repr(function), function, *args)
+        return self._pool.submit(getattr(function, "__qualname__", "handler"), function, *args)
 
     def run_sync(self, handler: Any, args: tuple[Any, ...], done: Done) -> Any:
         """Submit the handler to the pool; its outcome comes back as an engine unit."""

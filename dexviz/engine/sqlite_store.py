@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
@@ -108,7 +109,7 @@ class SQLiteStore:
                 raise StoreError(f"{where}: no such database")
             if not Path(self.path).is_file():  # a FIFO would block SQLite's open forever
                 raise StoreError(f"{where}: not a regular file; a database is a regular file")
-            uri = f"file:{Path(self.path).resolve()}?mode=ro"
+            uri = f"file:{Path(self.path).resolve()}?{_read_mode(self.path)}"
             db = sqlite3.connect(uri, uri=True, check_same_thread=False, isolation_level=None)
             self._check(db, where, fresh=False)
             return db
@@ -353,6 +354,30 @@ class SQLiteStore:
         if self._writer is not None:
             self._writer.release()
             self._writer = None
+
+
+def _read_mode(path: str) -> str:
+    """SQLite's URI mode for reading ``path``: ``immutable`` on read-only media.
+
+    SQLite creates ``-shm`` beside a WAL database even to read it; where no file can be created
+    (a read-only file system) an intact, checkpointed database is read as immutable.
+    """
+    try:
+        with open(path, "rb"):
+            pass
+    except PermissionError:
+        raise StoreError(f"{path}: Permission denied (the database cannot be read)") from None
+    except OSError as error:
+        raise StoreError(f"{path}: cannot read the database ({error.strerror})") from None
+    if not hasattr(os, "statvfs") or not os.statvfs(path).f_flag & os.ST_RDONLY:
+        return "mode=ro"
+    wal = Path(path + "-wal")
+    if wal.exists() and wal.stat().st_size:
+        raise StoreError(
+            f"{path}: on a read-only file system with commits not yet checkpointed into it "
+            f"({wal.name}); open it once for writing where it can be written, then read it"
+        )
+    return "mode=ro&immutable=1"
 
 
 def _refused(path: str, error: sqlite3.Error) -> StoreError:
