@@ -156,7 +156,7 @@ def cmd_history(args: argparse.Namespace) -> int:
             history = dexviz.History.load(path)
         except dexviz.HistoryFormatError as error:
             raise CliError(str(error)) from error
-    check_channel(history, args.channel)
+    check_channel(history, args.channel, path)
     if args.out is None:
         from dexviz.viz.run_outputs import summarize_run
 
@@ -166,8 +166,11 @@ def cmd_history(args: argparse.Namespace) -> int:
     return write_views(history, Path(args.out), args.channel)
 
 
-def check_channel(history: Any, channel: str | None) -> None:
-    """Raise CliError unless ``channel`` is a Channel the Flow declares (with a suggestion)."""
+def check_channel(history: Any, channel: str | None, source: Path | None = None) -> None:
+    """Raise CliError unless ``channel`` is a Channel the Flow declares (with a suggestion).
+
+    ``source``: the history file the Flow was read from, named in the error.
+    """
     if channel is None:
         return
     from dexviz.analysis.exclusive import holdings
@@ -175,7 +178,8 @@ def check_channel(history: Any, channel: str | None) -> None:
     try:
         holdings(history, channel)
     except ValueError as error:
-        raise UsageError(f"--channel: {error}") from None
+        where = "" if source is None else f"{source}: "
+        raise UsageError(f"--channel: {where}{error}") from None
 
 
 def write_views(history: Any, out_dir: Path, channel: str | None) -> int:

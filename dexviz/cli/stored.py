@@ -18,6 +18,8 @@ def is_sqlite(path: Path) -> bool:
     try:
         with path.open("rb") as file:
             return file.read(len(SQLITE_MAGIC)) == SQLITE_MAGIC
+    except PermissionError:
+        raise CliError(f"{path}: Permission denied (the file cannot be read)") from None
     except OSError:
         return False
 

@@ -79,6 +79,8 @@ class Client:
     def _call(self, operation: Callable[[], Any]) -> Any:
         if self._closed:
             raise RuntimeError("this Client is closed")
+        if self._rt.store_failed is not None:
+            raise self._rt.store_failed
         if self._rt.closed:
             raise RuntimeError("the engine is closed; create a new Engine")
         with self._rt.lock:

@@ -199,6 +199,8 @@ class Engine:
         return AsyncClient(self._rt)
 
     def _check_open(self) -> None:
+        if self._rt.store_failed is not None:
+            raise self._rt.store_failed
         if self._rt.crashed:
             raise RuntimeError(
                 "this Engine crashed (a crash fault) and is abandoned; open its store with a "

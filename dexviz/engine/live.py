@@ -38,6 +38,10 @@ class LiveScheduler:
         self._stopping = False
         self._on_error = on_error
         self._after = after
+        # Engine time is the wall clock at start plus a monotonic clock: a wall clock stepped
+        # back (NTP, a VM resumed) never makes a history's time go backwards.
+        self._wall0_ns = time.time_ns()
+        self._monotonic0_ns = time.monotonic_ns()
         self._thread = threading.Thread(
             target=self._loop, name=f"{THREAD_PREFIX}engine", daemon=True
         )
@@ -45,8 +49,8 @@ class LiveScheduler:
 
     @property
     def now_ns(self) -> int:
-        """Wall-clock time in ns since the epoch."""
-        return time.time_ns()
+        """Engine time in ns since the epoch: wall time at start, then a monotonic clock."""
+        return self._wall0_ns + time.monotonic_ns() - self._monotonic0_ns
 
     @property
     def rng(self) -> random.Random:
@@ -76,7 +80,7 @@ class LiveScheduler:
     def _next(self) -> Unit | None:
         with self._wake:
             while not self._stopping:
-                now = time.time_ns()
+                now = self.now_ns
                 while self._timers and (self._timers[0].canceled or self._timers[0].due_ns <= now):
                     timer = heapq.heappop(self._timers)
                     if not timer.canceled:

@@ -218,22 +218,21 @@ class LiveRunner:
     def __init__(
         self, scheduler: LiveScheduler, clock: Callable[[], int], workers: int = 32
     ) -> None:
-        from concurrent.futures import ThreadPoolExecutor
-
         self._scheduler = scheduler
         self._clock = clock
-        self._pool = ThreadPoolExecutor(workers, thread_name_prefix=f"{THREAD_PREFIX}handler")
+        self._pool = DaemonPool(workers)
         self._own_loop: asyncio.AbstractEventLoop | None = None
         self._loop_thread: threading.Thread | None = None
         self.async_loop: asyncio.AbstractEventLoop | None = None
 
     def submit(self, function: Any, *args: Any) -> Future[Any]:
         """Run ``function`` in the handler pool."""
-        return self._pool.submit(function, *args)
+        return self._pool.submit(getattr(function, "__qualname__", "handler"), function, *args)
 
     def run_sync(self, handler: Any, args: tuple[Any, ...], done: Done) -> Any:
         """Submit the handler to the pool; its outcome comes back as an engine unit."""
-        future = self._pool.submit(_call, handler, args, self._clock)
+        name = getattr(handler, "__qualname__", None) or repr(handler)
+        future = self._pool.submit(name, _call, handler, args, self._clock)
         future.add_done_callback(
             lambda f: self._scheduler.call_soon(lambda: done(*_task_outcome(f)))
         )
@@ -270,12 +269,24 @@ class LiveRunner:
         return self._own_loop
 
     def close(self, timeout: float = 5.0) -> None:
-        """Stop the pool and dexviz's own loop, and wait for their threads."""
+        """Stop the pool and dexviz's own loop, waiting ``timeout`` seconds in all for them.
+
+        Handlers still running then are named in a RuntimeWarning and left behind: their
+        threads are daemons, so they never keep the interpreter from exiting.
+        """
         import asyncio
 
-        self._pool.shutdown(wait=False, cancel_futures=True)
-        for thread in list(getattr(self._pool, "_threads", ())):
-            thread.join(timeout)
+        left = self._pool.shutdown(timeout)
+        if left:
+            import warnings
+
+            warnings.warn(
+                f"the engine closed with {len(left)} sync handler(s) still running after "
+                f"{timeout:g} s: {', '.join(left)}; they are left behind (their results are "
+                "not recorded)",
+                RuntimeWarning,
+                stacklevel=3,
+            )
         loop, self._own_loop = self._own_loop, None
         if loop is None:
             return
@@ -299,3 +310,84 @@ async def _cancel_tasks() -> None:
     for task in tasks:
         task.cancel()
     await asyncio.gather(*tasks, return_exceptions=True)
+
+
+class DaemonPool:
+    """A thread pool of daemon threads: a blocked handler never holds the process at exit.
+
+    (``ThreadPoolExecutor`` joins its threads when the interpreter exits.)
+    """
+
+    def __init__(self, workers: int) -> None:
+        import queue
+
+        self._workers = workers
+        self._queue: queue.SimpleQueue[tuple[str, Future[Any], Callable[[], Any]] | None] = (
+            queue.SimpleQueue()
+        )
+        self._threads: list[threading.Thread] = []
+        self._idle = 0
+        self._running: dict[Future[Any], str] = {}
+        self._guard = threading.Lock()
+        self._closed = False
+
+    def submit(self, name: str, function: Callable[..., Any], *args: Any) -> Future[Any]:
+        """Run ``function(*args)`` on a pool thread; ``name`` names it if it outlives close."""
+        from concurrent.futures import Future
+
+        future: Future[Any] = Future()
+        with self._guard:
+            if self._closed:
+                raise RuntimeError("the handler pool is closed")
+            self._queue.put((name, future, lambda: function(*args)))
+            if self._idle == 0 and len(self._threads) < self._workers:
+                thread = threading.Thread(
+                    target=self._work, name=f"{THREAD_PREFIX}handler_{len(self._threads)}",
+                    daemon=True,
+                )
+                self._threads.append(thread)
+                thread.start()
+            else:
+                self._idle -= 1
+        return future
+
+    def _work(self) -> None:
+        while True:
+            item = self._queue.get()
+            if item is None:
+                return
+            name, future, call = item
+            if not future.set_running_or_notify_cancel():
+                continue
+            with self._guard:
+                self._running[future] = name
+            try:
+                future.set_result(call())
+            except BaseException as error:  # noqa: BLE001 - the handler's error, for its unit
+                future.set_exception(error)
+            finally:
+                with self._guard:
+                    self._running.pop(future, None)
+                    self._idle += 1
+
+    def shutdown(self, timeout: float) -> list[str]:
+        """Cancel queued calls, wait ``timeout`` s in all; return the names still running."""
+        import time
+
+        with self._guard:
+            self._closed = True
+            threads = list(self._threads)
+        while True:
+            try:
+                item = self._queue.get_nowait()
+            except Exception:  # noqa: BLE001 - queue.Empty: nothing queued any more
+                break
+            if item is not None:
+                item[1].cancel()
+        for _ in threads:
+            self._queue.put(None)
+        deadline = time.monotonic() + timeout
+        for thread in threads:
+            thread.join(max(0.0, deadline - time.monotonic()))
+        with self._guard:
+            return sorted(self._running.values())

@@ -21,6 +21,7 @@ from dexviz.engine.locks import LockTable
 from dexviz.engine.recorder import Recorder
 from dexviz.engine.runners import LiveRunner, SimRunner
 from dexviz.engine.scheduler import SIMULATION_EPOCH_NS, Scheduler, TimerHandle
+from dexviz.engine.sqlite_schema import StoreError
 from dexviz.engine.starts import Starts
 from dexviz.engine.state import Execution, FlowRun
 from dexviz.engine.store import MemoryStore, Store
@@ -85,6 +86,7 @@ class Runtime:
         self.errors: list[BaseException] = []
         self.closed = False
         self.crashed = False
+        self.store_failed: StoreError | None = None
         self._watchers: list[tuple[Callable[[], bool], Future[None]]] = []
         self.sim: Scheduler | None = None
         self.scheduler: Scheduler | LiveScheduler
@@ -183,8 +185,16 @@ class Runtime:
             return produced
 
     def commit(self) -> None:
-        """Commit buffered events, apply fault-plan cancellations, and wake client waiters."""
-        committed = self.recorder.commit()
+        """Commit buffered events, apply fault-plan cancellations, and wake client waiters.
+
+        A commit the store refuses is not applied: the engine's state already holds it, so
+        every later call raises the store's error until the store is opened again.
+        """
+        try:
+            committed = self.recorder.commit()
+        except StoreError as error:
+            self.store_failed = error
+            raise
         if committed and self.faults.crash_after is not None:
             self.crashing()
         if self.faults.cancellations:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -91,7 +92,8 @@ def _relative_source(cls: type) -> str | None:
         return None
     if found is None:
         return None
-    path = Path(found)
+    # A file name that is not UTF-8 is recorded with its odd bytes as \xNN (a history is UTF-8).
+    path = Path(os.fsencode(found).decode("utf-8", "backslashreplace"))
     depth = len(cls.__module__.split(".")) + (path.stem == "__init__")
     if cls.__module__ == "__main__" or depth > len(path.parts) - 1:
         return path.name

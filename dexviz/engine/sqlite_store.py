@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
@@ -83,6 +84,8 @@ class SQLiteStore:
         self.readonly = readonly
         self.durability = durability if synchronous is None else synchronous.lower()
         self.commits = 0
+        self.failed: StoreError | None = None
+        """The error of a commit SQLite refused; every later commit raises it (reopen to go on)."""
         self._lock = threading.Lock()
         self._writer: WriterLock | None = None
         self._sync: GroupSync | None = None
@@ -104,7 +107,9 @@ class SQLiteStore:
         if self.readonly:
             if not Path(self.path).exists():
                 raise StoreError(f"{where}: no such database")
-            uri = f"file:{Path(self.path).resolve()}?mode=ro"
+            if not Path(self.path).is_file():  # a FIFO would block SQLite's open forever
+                raise StoreError(f"{where}: not a regular file; a database is a regular file")
+            uri = f"file:{Path(self.path).resolve()}?{_read_mode(self.path)}"
             db = sqlite3.connect(uri, uri=True, check_same_thread=False, isolation_level=None)
             self._check(db, where, fresh=False)
             return db
@@ -165,6 +170,8 @@ class SQLiteStore:
 
     def commit_many(self, commits: Sequence[tuple[str, Sequence[Event]]]) -> None:
         """Write the events of several Flows (one engine commit) in one transaction."""
+        if self.failed is not None:
+            raise self.failed
         if self.readonly:
             raise StoreError(f"{self.path}: opened readonly or closed; it takes no commits")
         with self._lock:
@@ -179,13 +186,10 @@ class SQLiteStore:
                     db.executemany(_INSERT + "(?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
                 db.execute("COMMIT")
             except BaseException as error:
-                db.execute("ROLLBACK")
-                for flow_id in added_flows:
-                    self._flows.pop(flow_id, None)
-                for key in added_runs:
-                    self._runs.pop(key, None)
+                self._undo(added_flows, added_runs)
                 if isinstance(error, sqlite3.Error):
-                    raise StoreError(f"{self.path}: commit refused by SQLite: {error}") from None
+                    self.failed = _refused(self.path, error)
+                    raise self.failed from None
                 raise
             for flow_id, events in commits:
                 if events:
@@ -193,6 +197,16 @@ class SQLiteStore:
             self.commits += 1
         if self._sync is not None:
             self._sync.committed()
+
+    def _undo(self, added_flows: list[str], added_runs: list[tuple[int, str]]) -> None:
+        # A failed COMMIT (a full disk) has already rolled back: ROLLBACK would raise
+        # "no transaction is active" and hide the cause.
+        if self._db.in_transaction:
+            self._db.execute("ROLLBACK")
+        for flow_id in added_flows:
+            self._flows.pop(flow_id, None)
+        for key in added_runs:
+            self._runs.pop(key, None)
 
     def _check_seqs(self, flow_id: str, events: Sequence[Event]) -> None:
         last = self._last_seq.get(flow_id, 0)
@@ -340,6 +354,46 @@ class SQLiteStore:
         if self._writer is not None:
             self._writer.release()
             self._writer = None
+
+
+def _read_mode(path: str) -> str:
+    """SQLite's URI mode for reading ``path``: ``immutable`` on read-only media.
+
+    SQLite creates ``-shm`` beside a WAL database even to read it; where no file can be created
+    (a read-only file system) an intact, checkpointed database is read as immutable.
+    """
+    try:
+        with open(path, "rb"):
+            pass
+    except PermissionError:
+        raise StoreError(f"{path}: Permission denied (the database cannot be read)") from None
+    except OSError as error:
+        raise StoreError(f"{path}: cannot read the database ({error.strerror})") from None
+    if not hasattr(os, "statvfs") or not os.statvfs(path).f_flag & os.ST_RDONLY:
+        return "mode=ro"
+    wal = Path(path + "-wal")
+    if wal.exists() and wal.stat().st_size:
+        raise StoreError(
+            f"{path}: on a read-only file system with commits not yet checkpointed into it "
+            f"({wal.name}); open it once for writing where it can be written, then read it"
+        )
+    return "mode=ro&immutable=1"
+
+
+def _refused(path: str, error: sqlite3.Error) -> StoreError:
+    """The StoreError of a commit SQLite refused: nothing of it was written."""
+    code = getattr(error, "sqlite_errorcode", 0) & 0xFF  # the primary code of an extended one
+    if code == sqlite3.SQLITE_FULL:
+        cause = "the disk is full"
+    elif code in (sqlite3.SQLITE_IOERR, sqlite3.SQLITE_READONLY, sqlite3.SQLITE_PERM):
+        cause = f"it could not be written ({error})"
+    else:
+        cause = f"SQLite refused it ({error})"
+    return StoreError(
+        f"{path}: a commit was refused because {cause}; nothing of it was written and the "
+        "store takes no more commits: free the space, close this store and open the database "
+        "again to resume from its last commit"
+    )
 
 
 _ABANDONED: list[sqlite3.Connection] = []

@@ -368,3 +368,25 @@ def test_a_crash_inside_a_handler_s_client_call_leaves_the_engine_too() -> None:
             engine.run_until_idle()
         del engine, step, flow
     assert left == []
+
+
+def test_close_with_blocked_sync_handlers_is_bounded_names_them_and_lets_the_process_exit() -> None:
+    import os
+    import subprocess
+    import sys
+    import time as clock
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    began = clock.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-m", "tests.engine.blocked_close_target"],
+        cwd=root, env=env, capture_output=True, text=True, timeout=40,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    closed_s = float(done.stdout.split("closed in ")[1].split(" s")[0])
+    assert closed_s < 7.0  # one bound for all 8 handlers, not 5 s each
+    assert "8 sync handler(s) still running" in done.stdout
+    assert "Stuck.execute" in done.stdout
+    assert clock.monotonic() - began < 30.0  # the interpreter exited with the handlers blocked

@@ -667,3 +667,27 @@ def test_a_live_engine_cannot_be_stepped() -> None:
             engine.step()
         with pytest.raises(RuntimeError, match="simulation"):
             engine.run_until_idle()
+
+
+def test_live_time_never_goes_backwards_when_the_wall_clock_steps_back(monkeypatch) -> None:
+    from dexviz.examples.contract_edit import ContractEditFlow, sample_edits
+    from dexviz.history import History
+
+    real = time.time_ns
+    calls = [0]
+
+    def stepped_back() -> int:  # the wall clock steps back an hour after three readings
+        calls[0] += 1
+        return real() - (3600 * 10**9 if calls[0] > 3 else 0)
+
+    flow = ContractEditFlow()
+    with Engine([flow], mode="live") as engine:
+        monkeypatch.setattr(time, "time_ns", stepped_back)
+        client = engine.client()
+        client.start_flow(flow, "edits", sample_edits(3))
+        assert client.wait_for_flow("edits", timedelta(seconds=30)).status is FlowStatus.COMPLETED
+        monkeypatch.undo()
+        history = engine.history("edits")
+    stamps = [event.time_ns for event in history]
+    assert stamps == sorted(stamps)
+    assert History.from_jsonl(history.to_jsonl()) == history

@@ -8,6 +8,7 @@ Dex's producer does; keys keep a fixed order, so the text is deterministic.
 from __future__ import annotations
 
 import json
+import os
 from typing import Any
 
 from dexviz.analysis.definition.model import (
@@ -37,7 +38,7 @@ def to_fdg(graph: FlowDefinitionGraph) -> dict[str, Any]:
     return {
         "schemaVersion": SCHEMA_VERSION,
         "valid": graph.valid,
-        "source": {"language": "python", "path": graph.source_path},
+        "source": {"language": "python", "path": _text(graph.source_path)},
         "flow": flow,
         "nodes": [_node(node) for node in graph.nodes],
         "edges": [_edge(edge) for edge in graph.edges],
@@ -97,8 +98,13 @@ def _edge(edge: Edge) -> dict[str, Any]:
     })
 
 
+def _text(path: str) -> str:
+    r"""A file name as UTF-8 text: bytes that are not UTF-8 are written as ``\xNN``."""
+    return os.fsencode(path).decode("utf-8", "backslashreplace")
+
+
 def _diagnostic(diagnostic: Diagnostic) -> dict[str, Any]:
-    span: dict[str, Any] = {"path": diagnostic.path}
+    span: dict[str, Any] = {"path": _text(diagnostic.path)}
     if diagnostic.line is not None:
         span["line"] = diagnostic.line
         span["col"] = diagnostic.col or 0
