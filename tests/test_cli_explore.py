@@ -73,3 +73,36 @@ def test_the_counts_line_says_schedules_run_and_states_pruned(
     assert code == 0
     assert lines[1].endswith(counts) and " schedules run" in lines[1]
     assert "(s)" not in lines[1]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--check", "exclusive:contractEditTokn"],
+         "no Channel 'contractEditTokn' (did you mean 'contractEditToken'?)"),
+        (["--check", "conserved:ovn"], "no Channel 'ovn'"),
+        (["--check", "terminates", "--fail", "SaveContractEdt"],
+         "no Step type 'SaveContractEdt' (did you mean 'SaveContractEdit'?)"),
+    ],
+)
+def test_a_check_naming_an_unknown_name_exits_2_before_exploring(
+    capsys: pytest.CaptureFixture[str], args: list[str], message: str
+) -> None:
+    # Unvalidated, a check on a Channel no Flow has watches nothing and prints PROVEN.
+    code = cli.main(["explore", str(EXAMPLES / "contract_edit.py"), "--input", TWO, *args])
+    captured = capsys.readouterr()
+    assert code == 2
+    assert message in captured.err
+    assert "PROVEN" not in captured.out
+
+
+def test_a_flow_the_module_imports_can_be_named(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    app = tmp_path / "app.py"
+    app.write_text("from dexviz.examples.contract_edit import ContractEditFlow\n")
+    code = cli.main([
+        "explore", f"{app}:ContractEditFlow", "--input", TWO, "--check", "terminates",
+    ])
+    assert code == 0
+    assert capsys.readouterr().out.startswith("PROVEN terminates()")

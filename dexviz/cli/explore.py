@@ -106,6 +106,7 @@ def cmd_explore(args: argparse.Namespace) -> int:
     """Explore a Flow from a file; print the verdict and any shortest counterexample."""
     from dexviz.cli.run import load_flow, start_input
     from dexviz.explore import explore
+    from dexviz.explore.check_names import UnknownNameError
 
     path, name = parse_flow_spec(args.source)
     check_source(path)
@@ -122,6 +123,8 @@ def cmd_explore(args: argparse.Namespace) -> int:
         )
     except CliError:
         raise
+    except UnknownNameError as error:
+        raise UsageError(str(error)) from None
     except Exception as error:
         raise CliError(describe(error)) from error
     print(report)

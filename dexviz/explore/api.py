@@ -16,6 +16,7 @@ from typing import Any
 from dexviz.engine.choice import FaultBudget
 from dexviz.engine.engine import as_registry
 from dexviz.explore.actions import Action
+from dexviz.explore.check_names import validate_names
 from dexviz.explore.checks import Check, as_check
 from dexviz.explore.progress import Progress
 from dexviz.explore.randomized import PctBound, PctPolicy, RandomPolicy
@@ -106,6 +107,7 @@ def _setup(
         raise TypeError(f"faults takes a FaultBudget (FaultBudget.of(Step)), got {faults!r}")
     if max_depth is not None and max_depth < 1:
         raise ValueError(f"max_depth must be >= 1, got {max_depth}")
+    validate_names(checks, faults, registry)
     locks = any(
         step.options is not None
         and (step.options.execute_lock_attributes or step.options.wait_for_lock_attributes)
