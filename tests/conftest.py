@@ -119,22 +119,27 @@ TEST_MAX_SCHEDULES = 25_000
 
 @pytest.fixture(autouse=True)
 def bounded_exploration(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Fail a test whose in-process exploration exceeds ``TEST_MAX_SCHEDULES`` schedules.
+    """Fail a test whose in-process exploration exceeds ``TEST_MAX_SCHEDULES``.
 
-    A bound in schedules, not wall time: an exploding search fails at the same point on every
-    machine, with the test's name, instead of running for an hour.
+    Schedules for the stateless strategies, distinct states for ``"stateful"``: a bound in
+    work, not wall time, so an exploding search fails at the same point on every machine, with
+    the test's name, instead of running for an hour.
     """
-    api = sys.modules.get("dexviz.explore.api")
-    if api is None:
-        return
-    original = api._stop_reason
+    for module, count in (("dexviz.explore.api", "schedules"),
+                          ("dexviz.explore.run_stateful", "distinct")):
+        found = sys.modules.get(module)
+        if found is not None:
+            monkeypatch.setattr(found, "_stop_reason", _bounded(found._stop_reason, count))
 
+
+def _bounded(original: Any, count: str) -> Any:
     def stop_reason(tally: Any, *args: Any) -> str | None:
-        if tally.schedules > TEST_MAX_SCHEDULES:
+        ran = getattr(tally, count)
+        if ran > TEST_MAX_SCHEDULES:
             raise AssertionError(
-                f"this test's exploration ran {tally.schedules} schedules, more than the "
-                f"{TEST_MAX_SCHEDULES} a test may run: pass max_schedules or a smaller case"
+                f"this test's exploration reached {ran} {count} (schedules or states), more "
+                f"than the {TEST_MAX_SCHEDULES} a test may: pass max_schedules or a smaller case"
             )
         return original(tally, *args)  # type: ignore[no-any-return]
 
-    monkeypatch.setattr(api, "_stop_reason", stop_reason)
+    return stop_reason

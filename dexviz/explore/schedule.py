@@ -169,6 +169,8 @@ class _Run:
         self.revisit: Callable[[StepRecord, Callable[[Option], str | None]], bool] | None = (
             getattr(policy, "revisit", None) if getattr(policy, "prunes", False) else None
         )
+        # A policy may ask for fingerprints at some steps only (the stateful search's last).
+        self.wants: Callable[[int], bool] | None = getattr(policy, "wants_fingerprint", None)
         self.tasks: dict[asyncio.Task[Any], str] = {}
         self.digests = ExecutionDigests()
         self.keep: list[object] = []
@@ -262,7 +264,8 @@ class _Run:
         record = StepRecord(
             step, options[choice], node,
             first_seen, now, footprint, self._state(), label, events,
-            None if violated or self.revisit is None else self._fingerprint(),
+            None if violated or self.revisit is None
+            or (self.wants is not None and not self.wants(step)) else self._fingerprint(),
         )
         self.result.steps.append(record)
         self.policy.stepped(record)
