@@ -106,3 +106,33 @@ def test_a_flow_the_module_imports_can_be_named(
     ])
     assert code == 0
     assert capsys.readouterr().out.startswith("PROVEN terminates()")
+
+
+def test_help_documents_every_option(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        cli.main(["explore", "--help"])
+    text = capsys.readouterr().out
+    options = [line.split()[0] for line in text.splitlines() if line.startswith("  -")]
+    assert {"--workers", "--cluster", "--max-schedules", "--strategy"} <= set(options)
+    for line in text.splitlines():
+        # An option line with nothing after its metavar has no help text.
+        if line.startswith("  --") and len(line.split("  ")) < 3:
+            follow = text.splitlines()[text.splitlines().index(line) + 1]
+            assert follow.startswith(" " * 10), f"undocumented option: {line.strip()}"
+
+
+def test_the_stateful_strategy_proves_on_two_workers(capsys: pytest.CaptureFixture[str]) -> None:
+    code = cli.main([
+        "explore", str(EXAMPLES / "contract_edit.py"), "--input", TWO, *TOKEN_CHECKS,
+        "--strategy", "stateful", "--workers", "2",
+    ])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "workers=2" in out and "transitions=" in out
+
+
+def test_workers_need_the_stateful_strategy(capsys: pytest.CaptureFixture[str]) -> None:
+    code = cli.main(["explore", str(EXAMPLES / "contract_edit.py"), "--input", TWO,
+                     "--check", "terminates", "--workers", "2"])
+    assert code == 2
+    assert "--workers and --cluster need --strategy stateful" in capsys.readouterr().err
