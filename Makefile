@@ -63,8 +63,10 @@ lint: venv
 	$(BIN)/mypy dexviz
 
 # pytest exits 5 when it collected no tests; that must fail the build, never pass quietly.
+# -v names each test as it runs and --durations lists the 20 slowest, so a slow run never looks
+# hung; pyproject.toml gives every test a timeout.
 unit: venv
-	@status=0; $(BIN)/pytest -rs tests/ || status=$$?; \
+	@status=0; $(BIN)/pytest -rs tests/ -v --durations=20 || status=$$?; \
 	if [ $$status -eq 5 ]; then \
 		echo "make: pytest collected no tests in tests/ (exit 5); failing" >&2; \
 	fi; \

@@ -5,6 +5,9 @@ Markers (declared in pyproject.toml, so --strict-markers rejects typos):
 - ``browser``: skipped unless Chromium and the Python ``playwright`` package are both present.
 - ``notebook`` and ``slow``: informational; select or deselect them with ``-m``.
 
+Hypothesis: the ``dexviz`` profile (no deadline); with ``CI`` set, the ``ci`` profile also
+derandomizes, so every run draws the same examples.
+
 Options: ``--update-golden`` lets golden-file tests rewrite their expected files instead of
 comparing (request the ``update_golden`` fixture); ``--skip-exe`` skips every test that needs an
 external program (``dot``, Chromium), ``--only-exe`` runs only those.
@@ -13,8 +16,11 @@ external program (``dot``, Chromium), ``--only-exe`` runs only those.
 from __future__ import annotations
 
 import importlib.util
+import os
 import shutil
+import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -24,7 +30,10 @@ from hypothesis import HealthCheck, settings
 settings.register_profile(
     "dexviz", deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
-settings.load_profile("dexviz")
+# In CI every run draws the same examples (derandomize), so a slow or failing draw is the same
+# draw on the next run and on a contributor's machine (``CI=1 pytest ...``).
+settings.register_profile("ci", parent=settings.get_profile("dexviz"), derandomize=True)
+settings.load_profile("ci" if os.environ.get("CI") else "dexviz")
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM_CANDIDATES = ("chromium", "chromium-browser", "google-chrome")
@@ -102,3 +111,35 @@ def empty_path(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     folder.mkdir()
     monkeypatch.setenv("PATH", str(folder))
     return folder
+
+
+TEST_MAX_SCHEDULES = 25_000
+"""No test's exploration may run more schedules than this (the largest needs 8,458)."""
+
+
+@pytest.fixture(autouse=True)
+def bounded_exploration(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fail a test whose in-process exploration exceeds ``TEST_MAX_SCHEDULES``.
+
+    Schedules for the stateless strategies, distinct states for ``"stateful"``: a bound in
+    work, not wall time, so an exploding search fails at the same point on every machine, with
+    the test's name, instead of running for an hour.
+    """
+    for module, count in (("dexviz.explore.api", "schedules"),
+                          ("dexviz.explore.run_stateful", "distinct")):
+        found = sys.modules.get(module)
+        if found is not None:
+            monkeypatch.setattr(found, "_stop_reason", _bounded(found._stop_reason, count))
+
+
+def _bounded(original: Any, count: str) -> Any:
+    def stop_reason(tally: Any, *args: Any) -> str | None:
+        ran = getattr(tally, count)
+        if ran > TEST_MAX_SCHEDULES:
+            raise AssertionError(
+                f"this test's exploration reached {ran} {count} (schedules or states), more "
+                f"than the {TEST_MAX_SCHEDULES} a test may: pass max_schedules or a smaller case"
+            )
+        return original(tally, *args)  # type: ignore[no-any-return]
+
+    return stop_reason

@@ -73,3 +73,66 @@ def test_the_counts_line_says_schedules_run_and_states_pruned(
     assert code == 0
     assert lines[1].endswith(counts) and " schedules run" in lines[1]
     assert "(s)" not in lines[1]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--check", "exclusive:contractEditTokn"],
+         "no Channel 'contractEditTokn' (did you mean 'contractEditToken'?)"),
+        (["--check", "conserved:ovn"], "no Channel 'ovn'"),
+        (["--check", "terminates", "--fail", "SaveContractEdt"],
+         "no Step type 'SaveContractEdt' (did you mean 'SaveContractEdit'?)"),
+    ],
+)
+def test_a_check_naming_an_unknown_name_exits_2_before_exploring(
+    capsys: pytest.CaptureFixture[str], args: list[str], message: str
+) -> None:
+    # Unvalidated, a check on a Channel no Flow has watches nothing and prints PROVEN.
+    code = cli.main(["explore", str(EXAMPLES / "contract_edit.py"), "--input", TWO, *args])
+    captured = capsys.readouterr()
+    assert code == 2
+    assert message in captured.err
+    assert "PROVEN" not in captured.out
+
+
+def test_a_flow_the_module_imports_can_be_named(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    app = tmp_path / "app.py"
+    app.write_text("from dexviz.examples.contract_edit import ContractEditFlow\n")
+    code = cli.main([
+        "explore", f"{app}:ContractEditFlow", "--input", TWO, "--check", "terminates",
+    ])
+    assert code == 0
+    assert capsys.readouterr().out.startswith("PROVEN terminates()")
+
+
+def test_help_documents_every_option(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        cli.main(["explore", "--help"])
+    text = capsys.readouterr().out
+    options = [line.split()[0] for line in text.splitlines() if line.startswith("  -")]
+    assert {"--workers", "--cluster", "--max-schedules", "--strategy"} <= set(options)
+    for line in text.splitlines():
+        # An option line with nothing after its metavar has no help text.
+        if line.startswith("  --") and len(line.split("  ")) < 3:
+            follow = text.splitlines()[text.splitlines().index(line) + 1]
+            assert follow.startswith(" " * 10), f"undocumented option: {line.strip()}"
+
+
+def test_the_stateful_strategy_proves_on_two_workers(capsys: pytest.CaptureFixture[str]) -> None:
+    code = cli.main([
+        "explore", str(EXAMPLES / "contract_edit.py"), "--input", TWO, *TOKEN_CHECKS,
+        "--strategy", "stateful", "--workers", "2",
+    ])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "workers=2" in out and "transitions=" in out
+
+
+def test_workers_need_the_stateful_strategy(capsys: pytest.CaptureFixture[str]) -> None:
+    code = cli.main(["explore", str(EXAMPLES / "contract_edit.py"), "--input", TWO,
+                     "--check", "terminates", "--workers", "2"])
+    assert code == 2
+    assert "--workers and --cluster need --strategy stateful" in capsys.readouterr().err

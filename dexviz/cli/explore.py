@@ -39,19 +39,33 @@ def add_explore_parser(subparsers: Any) -> None:
             "counterexample (its history written to --out) when a check is violated."
         ),
     )
-    explore.add_argument("source", metavar="FILE.py[:FlowName]")
-    explore.add_argument("--input", default="null", help="the start input as JSON")
+    explore.add_argument("source", metavar="FILE.py[:FlowName]",
+                         help="the file defining (or importing) the Flow; :FlowName picks one")
+    explore.add_argument("--input", default="null",
+                         help="the start input as JSON (default: %(default)s)")
     explore.add_argument("--check", action="append", default=[], help=CHECK_HELP)
-    explore.add_argument("--strategy", default="dpor", choices=("dpor", "dfs", "pct", "random"))
+    explore.add_argument("--strategy", default="dpor",
+                         choices=("dpor", "dfs", "stateful", "pct", "random"),
+                         help="dpor (default): one schedule per class of equivalent "
+                              "interleavings; dfs: every schedule; stateful: each distinct "
+                              "state once, breadth first; pct, random: samples")
     explore.add_argument("--fail", action="append", default=[], metavar="STEP[:COUNT]",
                          help="a failure budget: up to COUNT (1) failed Execute attempts of STEP")
-    explore.add_argument("--max-schedules", type=positive_int)
-    explore.add_argument("--max-depth", type=positive_int)
-    explore.add_argument("--time-budget", type=float, metavar="SECONDS")
+    explore.add_argument("--max-schedules", type=positive_int, metavar="N",
+                         help="stop after N schedules (stateful: N distinct states)")
+    explore.add_argument("--max-depth", type=positive_int, metavar="STEPS",
+                         help="cut every schedule after STEPS steps (then not a proof)")
+    explore.add_argument("--time-budget", type=float, metavar="SECONDS",
+                         help="stop starting schedules after SECONDS")
     explore.add_argument("--seed", type=int, default=0, help="seed of pct and random")
     explore.add_argument("--no-prune", dest="prune", action="store_false",
                          help="dfs and dpor: run on past states already explored (to compare "
                               "counts or debug the pruning)")
+    explore.add_argument("--workers", type=positive_int, default=1, metavar="N",
+                         help="stateful: expand each level on N processes (same results)")
+    explore.add_argument("--cluster", metavar="ADDRESS",
+                         help="stateful: expand on the Dask scheduler at ADDRESS "
+                              "(tcp://host:8786; needs dexviz[cluster])")
     explore.add_argument("--out", default="explore-output",
                          help="where a counterexample's history goes (default: %(default)s)")
     explore.set_defaults(command=cmd_explore, command_name="explore")
@@ -102,10 +116,17 @@ def parse_budget(values: list[str]) -> Any:
     return FaultBudget.of(*steps, count=total)
 
 
+def _parallel(args: argparse.Namespace) -> dict[str, Any]:
+    if (args.workers != 1 or args.cluster) and args.strategy != "stateful":
+        raise UsageError("--workers and --cluster need --strategy stateful")
+    return {"workers": args.workers, "cluster": args.cluster}
+
+
 def cmd_explore(args: argparse.Namespace) -> int:
     """Explore a Flow from a file; print the verdict and any shortest counterexample."""
     from dexviz.cli.run import load_flow, start_input
     from dexviz.explore import explore
+    from dexviz.explore.check_names import UnknownNameError
 
     path, name = parse_flow_spec(args.source)
     check_source(path)
@@ -119,9 +140,12 @@ def cmd_explore(args: argparse.Namespace) -> int:
             flow, initial, check=checks, faults=parse_budget(args.fail),
             strategy=args.strategy, max_schedules=args.max_schedules, max_depth=args.max_depth,
             time_budget=args.time_budget, seed=args.seed, progress=True, prune=args.prune,
+            **_parallel(args),
         )
     except CliError:
         raise
+    except UnknownNameError as error:
+        raise UsageError(str(error)) from None
     except Exception as error:
         raise CliError(describe(error)) from error
     print(report)

@@ -81,14 +81,15 @@ def load_flow(path: Path, name: str | None) -> Any:
         spec.loader.exec_module(module)
     except (Exception, SystemExit) as error:  # a module that calls sys.exit() on import
         raise CliError(f"importing {str(path)!r} failed: {describe(error)}") from error
-    flows = {
-        value.__name__: value
-        for value in vars(module).values()
-        if inspect.isclass(value)
-        and issubclass(value, dexviz.Flow)
-        and value.__module__ == module_name
+    visible: dict[str, type[dexviz.Flow[Any]]] = {
+        key: value
+        for key, value in vars(module).items()
+        if inspect.isclass(value) and issubclass(value, dexviz.Flow) and value is not dexviz.Flow
     }
+    flows = {v.__name__: v for v in visible.values() if v.__module__ == module_name}
     if name is not None:
+        # FILE.py:Name may name a Flow the module imports from elsewhere (a thin entry point).
+        flows = {**visible, **flows}
         if name not in flows:
             raise UsageError(
                 f"{str(path)!r} has no Flow class {name!r} (found: {sorted(flows)})"

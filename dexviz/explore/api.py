@@ -16,10 +16,12 @@ from typing import Any
 from dexviz.engine.choice import FaultBudget
 from dexviz.engine.engine import as_registry
 from dexviz.explore.actions import Action
+from dexviz.explore.check_names import validate_names
 from dexviz.explore.checks import Check, as_check
 from dexviz.explore.progress import Progress
 from dexviz.explore.randomized import PctBound, PctPolicy, RandomPolicy
 from dexviz.explore.report import GRAPH_LIMIT, ExplorationReport, StateGraph
+from dexviz.explore.run_stateful import stateful_report
 from dexviz.explore.schedule import (
     DEFAULT_MAX_DEPTH,
     Policy,
@@ -34,7 +36,7 @@ from dexviz.explore.visits import Visits
 from dexviz.sdk.flow import Flow
 from dexviz.sdk.registry import Registry
 
-STRATEGIES = ("dfs", "dpor", "pct", "random")
+STRATEGIES = ("dfs", "dpor", "stateful", "pct", "random")
 DEFAULT_SAMPLES = 1_000
 """Schedules ``"pct"`` and ``"random"`` run when no max_schedules is given."""
 SHRINK_SECONDS = 8.0
@@ -106,6 +108,7 @@ def _setup(
         raise TypeError(f"faults takes a FaultBudget (FaultBudget.of(Step)), got {faults!r}")
     if max_depth is not None and max_depth < 1:
         raise ValueError(f"max_depth must be >= 1, got {max_depth}")
+    validate_names(checks, faults, registry)
     locks = any(
         step.options is not None
         and (step.options.execute_lock_attributes or step.options.wait_for_lock_attributes)
@@ -134,6 +137,8 @@ def explore(
     max_violations: int = 1,
     progress: bool = True,
     prune: bool = True,
+    workers: int = 1,
+    cluster: Any = None,
 ) -> ExplorationReport:
     """Run ``flow`` with ``input`` under every schedule (or a sample) and check ``check``.
 
@@ -158,6 +163,10 @@ def explore(
             False explores every schedule the strategy picks, for comparison or debugging.
         flow: The Flow to start when ``flow_or_flows`` holds several (default: the first).
         flow_id: The id the Flow is started with.
+        workers: ``"stateful"``: worker processes that expand each breadth-first level
+            (the verdict, counts and counterexample are the same for any number).
+        cluster: ``"stateful"``: a ``dask.distributed.Client`` or a scheduler address
+            (``"tcp://host:8786"``) whose workers expand the levels instead.
 
     Returns:
         An ExplorationReport; ``report.violations[0].replay()`` re-runs the counterexample.
@@ -172,6 +181,13 @@ def explore(
     deadline = None if time_budget is None else started + time_budget
     tally = _Tally()
     bar = Progress(max_schedules, progress)
+    if strategy == "stateful":
+        try:
+            return stateful_report(setup, workers, cluster, max_schedules, deadline, started, bar)
+        finally:
+            bar.close()
+    if workers != 1 or cluster is not None:
+        raise ValueError(f"workers and cluster need strategy='stateful', not {strategy!r}")
     try:
         if strategy in ("dfs", "dpor"):
             stopped, complete = _tree(setup, strategy == "dpor", tally, bar, max_schedules,

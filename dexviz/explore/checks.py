@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Protocol, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from dexviz.engine.engine import Engine
 from dexviz.engine.flow_state import FlowState
@@ -28,6 +28,9 @@ from dexviz.history.event import Event
 from dexviz.history.history import History
 from dexviz.history.kinds import EventKind
 from dexviz.sdk.results import FlowStatus
+
+if TYPE_CHECKING:
+    from dexviz.explore.check_names import KnownNames
 
 __all__ = [
     "Check", "Monitor", "View", "as_check", "conserved", "exclusive", "monitor_state", "status",
@@ -200,6 +203,9 @@ class _Exclusive:
     def name(self) -> str:
         return f"exclusive({self.channel})"
 
+    def validate(self, known: KnownNames) -> None:
+        known.channel(self.channel)
+
     def monitor(self) -> Monitor:
         return _ExclusiveMonitor(self.channel)
 
@@ -235,6 +241,9 @@ class _Conserved:
     @property
     def name(self) -> str:
         return f"conserved({self.channel}, count={self.count})"
+
+    def validate(self, known: KnownNames) -> None:
+        known.channel(self.channel)
 
     def monitor(self) -> Monitor:
         return _ConservedMonitor(self.channel, self.count)

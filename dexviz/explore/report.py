@@ -67,11 +67,36 @@ def _node_attrs(state: str, status: str, violating: bool, initial: bool) -> str:
 
 
 @dataclass(frozen=True)
+class StatefulCounts:
+    """What a stateful search (``strategy="stateful"``) counted besides the common fields.
+
+    Attributes:
+        expanded: Distinct states (by fingerprint) expanded, each once.
+        transitions: Steps run out of expanded states (one replay each).
+        merged: Transitions that reached a state already seen (pruned by the seen-set).
+        depth: The deepest breadth-first level reached (steps from the start).
+        workers: Processes (or cluster workers) that expanded the levels.
+        reductions: The reductions applied, by name.
+        transitions_per_s: Transitions per wall-clock second.
+        peak_rss_mb: This process's peak resident memory, in MiB.
+    """
+
+    expanded: int
+    transitions: int
+    merged: int
+    depth: int
+    workers: int
+    reductions: tuple[str, ...]
+    transitions_per_s: float
+    peak_rss_mb: float
+
+
+@dataclass(frozen=True)
 class ExplorationReport:
     """The outcome of ``dexviz.explore``.
 
     Attributes:
-        strategy: ``"dfs"``, ``"dpor"``, ``"pct"`` or ``"random"``.
+        strategy: ``"dfs"``, ``"dpor"``, ``"stateful"``, ``"pct"`` or ``"random"``.
         schedules: How many schedules ran (each a fresh simulation).
         distinct_states: How many canonical states they reached (see ``explore.state``).
         pruned: Branches the reduction proved redundant and never ran (each a subtree of
@@ -87,7 +112,9 @@ class ExplorationReport:
             ``violation``), or None.
         depth_bounded: Schedules cut at ``max_depth``.
         states_pruned: Schedules stopped at a state already explored (``prune=True``, the
-            default of ``"dfs"`` and ``"dpor"``); None when state pruning was off.
+            default of ``"dfs"`` and ``"dpor"``; for ``"stateful"``, transitions to a state
+            already seen); None when state pruning was off.
+        stateful: The stateful search's own counts (``"stateful"`` only).
     """
 
     strategy: str
@@ -104,6 +131,7 @@ class ExplorationReport:
     depth_bounded: int = 0
     graph: StateGraph | None = field(default=None, repr=False, compare=False)
     states_pruned: int | None = None
+    stateful: StatefulCounts | None = None
 
     @property
     def ok(self) -> bool:
@@ -127,6 +155,18 @@ class ExplorationReport:
             "exhaustive": self.exhaustive,
             "violations": len(self.violations),
             "wall_time_s": round(self.wall_time_s, 3),
+            **self._stateful_summary(),
+        }
+
+    def _stateful_summary(self) -> dict[str, Any]:
+        counts = self.stateful
+        if counts is None:
+            return {}
+        return {
+            "states_expanded": counts.expanded, "transitions": counts.transitions,
+            "depth": counts.depth, "transitions_per_s": counts.transitions_per_s,
+            "workers": counts.workers, "peak_rss_mb": counts.peak_rss_mb,
+            "reductions": "; ".join(counts.reductions),
         }
 
     def verdict(self) -> str:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from dexviz.engine.choice import FaultBudget, FaultPoint
-from dexviz.engine.engine import Engine
+from dexviz.engine.engine import Engine, as_registry
 from dexviz.engine.faults import FaultPlan
 from dexviz.engine.runtime import Runtime
 from dexviz.explore.actions import Action
@@ -63,6 +63,17 @@ class Setup:
     def fault_plan(self) -> FaultPlan:
         """A fresh plan carrying the budget (a plan keeps what it has spent)."""
         return FaultPlan(budget=self.budget)
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        # The registry holds locks: a worker process (or Dask worker) rebuilds it from the
+        # Flows, which pickle by their classes.
+        flows = tuple(d.flow for d in self.registry.definitions)
+        return (_rebuild, (flows, self.flow, self.input, self.flow_id, self.checks,
+                           self.actions, self.budget, self.max_depth, self.dependent_always))
+
+
+def _rebuild(flows: tuple[Any, ...], *rest: Any) -> Setup:
+    return Setup(as_registry(list(flows)), *rest)
 
 
 @dataclass(frozen=True)
@@ -169,6 +180,8 @@ class _Run:
         self.revisit: Callable[[StepRecord, Callable[[Option], str | None]], bool] | None = (
             getattr(policy, "revisit", None) if getattr(policy, "prunes", False) else None
         )
+        # A policy may ask for fingerprints at some steps only (the stateful search's last).
+        self.wants: Callable[[int], bool] | None = getattr(policy, "wants_fingerprint", None)
         self.tasks: dict[asyncio.Task[Any], str] = {}
         self.digests = ExecutionDigests()
         self.keep: list[object] = []
@@ -262,7 +275,8 @@ class _Run:
         record = StepRecord(
             step, options[choice], node,
             first_seen, now, footprint, self._state(), label, events,
-            None if violated or self.revisit is None else self._fingerprint(),
+            None if violated or self.revisit is None
+            or (self.wants is not None and not self.wants(step)) else self._fingerprint(),
         )
         self.result.steps.append(record)
         self.policy.stepped(record)

@@ -1,0 +1,253 @@
+"""Stateful search: expand each distinct state once, breadth first (``strategy="stateful"``).
+
+A state is held by a ``ReplayHandle``: the choice trace that reaches it. Restoring it re-runs
+that trace from the start (the engine has no snapshot to restore yet), then runs one more
+step under every combination of the choices that step offers (which ready unit, which waiter,
+whether a budgeted fault fires), so each successor is one transition. Successors are keyed by
+their exact fingerprint (``explore.fingerprint``: the Flow run, the scheduler, the faults and
+actions left, every monitor's state); a state without a fingerprint is never merged.
+
+Levels are expanded in order and merged in the order their states were found, so the first
+violation met is one with the fewest steps, and the verdict, the counts and the counterexample
+do not depend on how many workers expanded the level (``explore.parallel``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from dexviz.explore.report import GRAPH_LIMIT, StateGraph
+from dexviz.explore.schedule import Option, ScheduleResult, Setup, StepRecord, run_schedule
+from dexviz.explore.state import StateKey
+
+__all__ = [
+    "Expander", "Expansion", "Frontier", "LocalExpander", "ReplayHandle", "Successor", "expand",
+    "search",
+]
+
+
+@dataclass(frozen=True)
+class ReplayHandle:
+    """A state, held as the choice trace that reaches it after ``depth`` steps."""
+
+    trace: tuple[int, ...]
+    depth: int
+
+    def restore(self, setup: Setup, suffix: tuple[int, ...] = ()) -> ScheduleResult:
+        """Re-run the trace (and ``suffix``) from the start, then one step more at most."""
+        cut = dataclasses.replace(setup, max_depth=self.depth + 1)
+        return run_schedule(cut, _ExpandPolicy(self.trace + suffix, self.depth))
+
+
+class _ExpandPolicy:
+    """Follows a forced trace, then takes first options; fingerprints only the last step."""
+
+    prunes = True
+
+    def __init__(self, forced: tuple[int, ...], depth: int) -> None:
+        self.forced = forced
+        self.depth = depth
+        self.position = 0
+
+    def choose(self, kind: str, options: tuple[Option, ...]) -> int | None:
+        """The forced index while it lasts, then the first option."""
+        position, self.position = self.position, self.position + 1
+        return self.forced[position] if position < len(self.forced) else 0
+
+    def stepped(self, step: StepRecord) -> None:
+        """Nothing to learn: the search keeps its own seen-set."""
+
+    def wants_fingerprint(self, step: int) -> bool:
+        """Only the successor (the step after the restored state) is fingerprinted."""
+        return step == self.depth
+
+    def revisit(self, step: StepRecord, describe: object) -> bool:
+        """Never stop a replay early: the step after the restored state is the successor."""
+        return False
+
+
+@dataclass(frozen=True)
+class Successor:
+    """One transition out of a state: the trace to the new state and what the step did."""
+
+    handle: ReplayHandle
+    fingerprint: str | None
+    state: StateKey
+    label: str
+    outcome: str
+    violated: bool
+
+
+@dataclass(frozen=True)
+class Expansion:
+    """A state's successors, or, when it has none, how its run ended."""
+
+    handle: ReplayHandle
+    at: StateKey | None
+    successors: tuple[Successor, ...]
+    outcome: str
+    violated: bool
+
+
+def expand(setup: Setup, handle: ReplayHandle) -> Expansion:
+    """Every transition out of ``handle``'s state: one replay per combination of choices."""
+    base = len(handle.trace)
+    suffix: tuple[int, ...] = ()
+    successors: list[Successor] = []
+    while True:
+        result = handle.restore(setup, suffix)
+        at = result.steps[handle.depth - 1].state if handle.depth else result.initial
+        if len(result.steps) <= handle.depth:
+            # No step was possible: a terminal state (the end checks ran) or a stall.
+            return Expansion(handle, at, (), result.outcome, result.found is not None)
+        step = result.steps[handle.depth]
+        taken = result.choices[base:]
+        trace = handle.trace + tuple(c.index for c in taken)
+        successors.append(Successor(
+            ReplayHandle(trace, handle.depth + 1), step.fingerprint, step.state, step.label,
+            result.outcome, result.found is not None,
+        ))
+        suffix = _next_suffix([(c.index, c.count) for c in taken])
+        if not suffix:
+            return Expansion(handle, at, tuple(successors), "expanded", False)
+
+
+def _next_suffix(taken: Iterable[tuple[int, int]]) -> tuple[int, ...]:
+    """The odometer's next combination: bump the deepest choice with options left."""
+    choices = list(taken)
+    for position in range(len(choices) - 1, -1, -1):
+        index, count = choices[position]
+        if index + 1 < count:
+            return (*(i for i, _ in choices[:position]), index + 1)
+    return ()
+
+
+class Expander(Protocol):
+    """Expands a level of states, returning their expansions in the order given."""
+
+    workers: int
+
+    def expand_all(self, handles: Sequence[ReplayHandle]) -> list[Expansion]:
+        """``expand`` of each handle, in order."""
+
+
+class LocalExpander:
+    """Expands in this process."""
+
+    workers = 1
+
+    def __init__(self, setup: Setup) -> None:
+        self.setup = setup
+
+    def expand_all(self, handles: Sequence[ReplayHandle]) -> list[Expansion]:
+        """``expand`` of each handle, one after the other."""
+        return [expand(self.setup, handle) for handle in handles]
+
+
+@dataclass
+class Frontier:
+    """What the breadth-first search has seen, found and counted so far."""
+
+    seen: set[str] = field(default_factory=set)
+    unkeyed: int = 0
+    transitions: int = 0
+    merged: int = 0
+    depth: int = 0
+    depth_bounded: int = 0
+    terminal: set[str] = field(default_factory=set)
+    states: set[str] = field(default_factory=set)
+    violation: tuple[int, ...] | None = None
+    graph: StateGraph | None = field(default_factory=StateGraph)
+
+    @property
+    def distinct(self) -> int:
+        """Distinct states: fingerprinted ones plus every one that had no fingerprint."""
+        return len(self.seen) + self.unkeyed
+
+    def admit(self, parent: str, successor: Successor) -> bool:
+        """Count a transition; True when its state is new and must be expanded."""
+        self.transitions += 1
+        self.states.add(successor.state.digest)
+        if self.graph is not None:
+            state = successor.state
+            self.graph.statuses.setdefault(state.digest, state.status)
+            if parent != state.digest:
+                self.graph.edges.setdefault((parent, state.digest), successor.label)
+            if successor.violated:
+                self.graph.violating.add(successor.state.digest)
+            if len(self.graph) > GRAPH_LIMIT:
+                self.graph = None
+        if successor.violated:
+            if self.violation is None:
+                self.violation = successor.handle.trace
+            return False
+        key = successor.fingerprint
+        if key is None:
+            self.unkeyed += 1
+            return True
+        if key in self.seen:
+            self.merged += 1
+            return False
+        self.seen.add(key)
+        return True
+
+
+def search(
+    expander: Expander, frontier: Frontier, max_depth: int,
+    stop: Callable[[Frontier], str | None],
+) -> str | None:
+    """Breadth first from the start state; the reason it stopped early, or None when done."""
+    level = [ReplayHandle((), 0)]
+    while level:
+        frontier.depth = level[0].depth
+        nxt: list[ReplayHandle] = []
+        for expansion in expander.expand_all(level):
+            _merge(frontier, expansion, nxt, max_depth)
+            if frontier.violation is not None:
+                return "violation"
+        reason = stop(frontier)
+        if reason is not None:
+            return reason
+        level = nxt
+    return None
+
+
+def _merge(
+    frontier: Frontier, expansion: Expansion, nxt: list[ReplayHandle], max_depth: int
+) -> None:
+    at = expansion.at
+    digest = "" if at is None else at.digest
+    if at is not None:
+        frontier.states.add(digest)
+    if expansion.handle.depth == 0:
+        _start(frontier, at)
+    if not expansion.successors:
+        _end(frontier, expansion, digest)
+        return
+    for successor in expansion.successors:
+        if frontier.admit(digest, successor):
+            if successor.handle.depth >= max_depth:
+                frontier.depth_bounded += 1
+            else:
+                nxt.append(successor.handle)
+        if frontier.violation is not None:
+            return
+
+
+def _start(frontier: Frontier, at: StateKey | None) -> None:
+    frontier.unkeyed += 1  # the start state: expanded once, never reached again by a key
+    if frontier.graph is not None and at is not None:
+        frontier.graph.initial.add(at.digest)
+        frontier.graph.statuses.setdefault(at.digest, at.status)
+
+
+def _end(frontier: Frontier, expansion: Expansion, digest: str) -> None:
+    if expansion.violated:
+        frontier.violation = expansion.handle.trace
+        if frontier.graph is not None:
+            frontier.graph.violating.add(digest)
+    elif expansion.outcome == "terminal" and expansion.at is not None:
+        frontier.terminal.add(digest)

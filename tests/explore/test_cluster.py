@@ -1,0 +1,54 @@
+"""The stateful search on a Dask LocalCluster returns exactly what one process returns."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from dexviz.examples.contract_edit import CONTRACT_EDIT_TOKEN, ContractEdit, ContractEditFlow
+from dexviz.examples.contract_edit_broken import BrokenContractEditFlow
+from dexviz.explore import checks, explore
+
+distributed = pytest.importorskip("distributed")
+
+TOKEN_CHECKS = [checks.exclusive(CONTRACT_EDIT_TOKEN.name),
+                checks.conserved(CONTRACT_EDIT_TOKEN.name), checks.terminates()]
+
+
+@pytest.fixture(scope="module")
+def client() -> Iterator[Any]:
+    """Two worker processes on 127.0.0.1, started and stopped here (no other network)."""
+    cluster = distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, host="127.0.0.1", dashboard_address=None,
+        processes=True,
+    )
+    connected = distributed.Client(cluster)
+    try:
+        yield connected
+    finally:
+        connected.close()
+        cluster.close()
+
+
+def _run(flow: Any, reviewers: str, **options: Any):  # type: ignore[no-untyped-def]
+    return explore(flow, [ContractEdit(r) for r in reviewers], check=TOKEN_CHECKS,
+                   strategy="stateful", progress=False, max_schedules=5_000, **options)
+
+
+def test_a_proof_on_the_cluster_equals_the_local_one(client: Any) -> None:
+    local = _run(ContractEditFlow(), "abc")
+    remote = _run(ContractEditFlow(), "abc", cluster=client)
+    assert remote.stateful is not None and remote.stateful.workers == 2
+    assert remote.proven
+    assert (remote.terminal_states, remote.distinct_states, remote.schedules) == (
+        local.terminal_states, local.distinct_states, local.schedules)
+
+
+def test_a_counterexample_on_the_cluster_equals_the_local_one(client: Any) -> None:
+    local = _run(BrokenContractEditFlow(), "abc")
+    remote = _run(BrokenContractEditFlow(), "abc", cluster=client)
+    assert not local.ok
+    assert remote.violations[0].trace == local.violations[0].trace
+    assert remote.violations[0].replay().violating_seq is not None
