@@ -10,17 +10,14 @@ import pytest
 import dexviz
 from dexviz.history import History
 from dexviz.widgets import Debugger
-from tests.compare.variants import CHANGES, load_variant, record, shift_execution_numbers
-from tests.widgets.helpers import history
+from tests.compare.variants import shift_execution_numbers
+from tests.widgets.helpers import history, runs_differing_in_one_decision
 
 
 @pytest.fixture(scope="module")
 def decision_runs(tmp_path_factory) -> tuple[History, History]:
     """The seed Flow recorded, and a variant whose EditContract decides differently once."""
-    directory = tmp_path_factory.mktemp("variants")
-    recorded = record(load_variant(directory, ()), 8, seed=0).history
-    changed = record(load_variant(directory, CHANGES["changed decision"]), 8, seed=0).history
-    return recorded, changed
+    return runs_differing_in_one_decision(tmp_path_factory.mktemp("variants"))
 
 
 def _verdict(snapshot: str) -> str:
