@@ -74,19 +74,24 @@ class Paired:
     Attributes:
         diff: The two runs' RunDiff (run a is the stepped one).
         other: Run b's replay; its cursor is moved only by ``follow``.
+        size_a: How many events run a's history had when it was diffed (a live run's grows).
     """
 
     diff: RunDiff
     other: Replay
+    size_a: int = 0
     _trace_a: dict[tuple[str, int], int] = field(default_factory=dict, repr=False)
     _history_b: dict[tuple[str, int], int] = field(default_factory=dict, repr=False)
 
     @classmethod
-    def of(cls, diff: RunDiff, other: Replay) -> Paired:
-        """Pair ``other`` (run b's replay) with ``diff``; index both runs' events by seq."""
+    def of(cls, diff: RunDiff, other: Replay, size_a: int) -> Paired:
+        """Pair ``other`` (run b's replay) with ``diff``; index both runs' events by seq.
+
+        ``size_a`` is the length of run a's history that ``diff`` was computed from.
+        """
         trace_a = {_key(e): i for i, e in enumerate(diff.comparison.a.events)}
         history_b = {_key(e): i for i, e in enumerate(other.history)}
-        return cls(diff, other, trace_a, history_b)
+        return cls(diff, other, size_a, trace_a, history_b)
 
     def aligned_index(self, event_a: Event) -> int | None:
         """Run b's history index aligned with ``event_a`` of run a (or the nearest before).

@@ -60,7 +60,8 @@ class Debugger(Replay):
             ``dexviz.diff`` accepts (a History, a SimulationRun, a history file, a SQLite
             store path or a ``(store, flow_id)`` pair). Its cursor follows this one's to the
             aligned event (``compared``); the widget and the snapshot show both states side
-            by side with the differing executions and the difference at the cursor.
+            by side with the differing executions and the difference at the cursor. A live
+            run is diffed again whenever it grows.
 
     Raises:
         ValueError: an empty history, a live-mode Engine, an unknown Flow or graph, a
@@ -99,8 +100,18 @@ class Debugger(Replay):
         return self._paired.diff if self._paired is not None else None
 
     def _follow(self, _: object = None) -> None:
-        if self._paired is not None:
-            self._paired.follow(self.event)
+        paired = self._paired
+        if paired is None:
+            return
+        if paired.size_a != len(self.history):
+            # A live run grew: its new events are aligned by diffing it again.
+            from dexviz.compare.diffing import diff
+            from dexviz.replay.paired import Paired
+
+            history = self.history
+            paired = self._paired = Paired.of(diff(history, paired.other.history),
+                                              paired.other, len(history))
+        paired.follow(self.event)
 
     # ---------------------------------------------------------------- outputs
     def snapshot(self, path: str | PathLike[str] | None = None, *, zoom: str = "fit") -> str:
@@ -199,7 +210,7 @@ def _paired(debugger: Debugger, compare: object, collapse_at: int | str | None) 
     except (TypeError, ValueError, OSError) as error:
         raise ValueError(f"Debugger(compare=...): cannot load the run to compare "
                          f"({type(compare).__name__} {_shown(compare)}): {error}") from error
-    return Paired.of(run_diff, replay)
+    return Paired.of(run_diff, replay, len(debugger.history))
 
 
 def _shown(value: object) -> str:

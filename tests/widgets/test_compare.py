@@ -11,7 +11,7 @@ import dexviz
 from dexviz.history import History
 from dexviz.widgets import Debugger
 from tests.compare.variants import shift_execution_numbers
-from tests.widgets.helpers import history, runs_differing_in_one_decision
+from tests.widgets.helpers import history, runs_differing_in_one_decision, started_engine
 
 
 @pytest.fixture(scope="module")
@@ -119,3 +119,16 @@ def test_compare_accepts_what_diff_accepts(tmp_path):
     for other in (run, path, str(path)):
         dbg = Debugger(run.history, compare=other)
         assert dbg.run_diff is not None and not dbg.run_diff
+
+
+def test_a_live_run_is_diffed_again_as_it_grows_so_b_keeps_following():
+    b = history(3)
+    dbg = Debugger(started_engine(3), compare=b)
+    for _ in range(10):
+        dbg.step()
+    other, run_diff = dbg.compared, dbg.run_diff
+    assert other is not None and run_diff is not None
+    assert len(run_diff.event_map) == len(dbg)  # the diff covers the grown run
+    expected = run_diff.aligned_event(dbg.index)
+    assert expected is not None and other.index == expected > 1
+    assert other.event.execution_id == run_diff.aligned.get(str(dbg.event.execution_id))
