@@ -18,6 +18,8 @@ from dexviz.replay.model import HistorySource
 from dexviz.replay.session import GRAPH_KINDS, Replay
 
 if TYPE_CHECKING:
+    from dexviz.replay.paired import Paired
+    from dexviz.viz.diff_view import RunDiff
     from dexviz.widgets.view import DebuggerView
 
 __all__ = ["GRAPH_KINDS", "Debugger", "GraphUnavailable"]
@@ -54,19 +56,62 @@ class Debugger(Replay):
             ``timeline(focus=True)``).
         token_channel: A token Channel whose holdings the timeline draws in their own lanes.
         graph: The graph shown first, ``"lineage"`` or ``"definition"``.
+        compare: A second run to step together with this one (compare mode): anything
+            ``dexviz.diff`` accepts (a History, a SimulationRun, a history file, a SQLite
+            store path or a ``(store, flow_id)`` pair). Its cursor follows this one's to the
+            aligned event (``compared``); the widget and the snapshot show both states side
+            by side with the differing executions and the difference at the cursor. A live
+            run is diffed again whenever it grows.
 
     Raises:
-        ValueError: an empty history, a live-mode Engine, an unknown Flow or graph, or a
-            ``token_channel`` the Flow does not declare (with a "did you mean").
+        ValueError: an empty history, a live-mode Engine, an unknown Flow or graph, a
+            ``token_channel`` the Flow does not declare (with a "did you mean"), or a
+            ``compare`` run that cannot be loaded (the message names ``compare=``).
         TypeError: ``source`` is not a History, SimulationRun or Engine.
     """
 
     def __init__(self, source: HistorySource, *, flow_id: str | None = None,
                  flow_source: object | None = None, collapse_at: int | str | None = "auto",
-                 token_channel: str | None = None, graph: str = "lineage") -> None:
+                 token_channel: str | None = None, graph: str = "lineage",
+                 compare: object | None = None) -> None:
         super().__init__(source, flow_id=flow_id, flow_source=flow_source,
                          collapse_at=collapse_at, token_channel=token_channel, graph=graph)
         self._view: DebuggerView | None = None
+        self._paired: Paired | None = None
+        if compare is not None:
+            self._paired = _paired(self, compare, collapse_at)
+            self.observe(self._follow)
+            self._follow()
+
+    # ---------------------------------------------------------------- compare mode
+    @property
+    def compared(self) -> Replay | None:
+        """Run b's replay in compare mode (its cursor at the aligned event), else None."""
+        return self._paired.other if self._paired is not None else None
+
+    @property
+    def paired(self) -> Paired | None:
+        """Compare mode's pairing (run b's replay and the RunDiff), else None."""
+        return self._paired
+
+    @property
+    def run_diff(self) -> RunDiff | None:
+        """Compare mode's RunDiff of this run (a) and the compared one (b), else None."""
+        return self._paired.diff if self._paired is not None else None
+
+    def _follow(self, _: object = None) -> None:
+        paired = self._paired
+        if paired is None:
+            return
+        if paired.size_a != len(self.history):
+            # A live run grew: its new events are aligned by diffing it again.
+            from dexviz.compare.diffing import diff
+            from dexviz.replay.paired import Paired
+
+            history = self.history
+            paired = self._paired = Paired.of(diff(history, paired.other.history),
+                                              paired.other, len(history))
+        paired.follow(self.event)
 
     # ---------------------------------------------------------------- outputs
     def snapshot(self, path: str | PathLike[str] | None = None, *, zoom: str = "fit") -> str:
@@ -150,3 +195,24 @@ class Debugger(Replay):
         event = self.event
         return (f"Debugger(flow_id={self.flow_id!r}, mode={self.mode!r}, "
                 f"event={self.index + 1}/{len(self)}, at={event.describe()!r})")
+
+
+def _paired(debugger: Debugger, compare: object, collapse_at: int | str | None) -> Paired:
+    """Load the ``compare=`` run, diff it against ``debugger``'s, and pair a replay of it."""
+    from dexviz.compare.diffing import diff
+    from dexviz.compare.run_sources import load_history
+    from dexviz.replay.paired import Paired
+
+    try:
+        other = load_history(compare)
+        run_diff = diff(debugger.history, other)
+        replay = Replay(other, collapse_at=collapse_at)
+    except (TypeError, ValueError, OSError) as error:
+        raise ValueError(f"Debugger(compare=...): cannot load the run to compare "
+                         f"({type(compare).__name__} {_shown(compare)}): {error}") from error
+    return Paired.of(run_diff, replay, len(debugger.history))
+
+
+def _shown(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:79] + "…"

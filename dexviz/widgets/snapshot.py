@@ -20,7 +20,8 @@ from dexviz.replay.theme import CSS, LEGEND
 if TYPE_CHECKING:
     from dexviz.replay.session import Replay
 
-__all__ = ["graph_html", "heading_html", "panels_html", "snapshot_html", "timeline_html"]
+__all__ = ["compare_block", "graph_html", "heading_html", "panels_html", "snapshot_html",
+           "timeline_html"]
 
 
 ZOOMS: tuple[str, ...] = ("fit", "focus", "full", "double")
@@ -97,6 +98,14 @@ def panels_html(debugger: Replay, *, events: bool = True) -> str:
     return "".join(parts)
 
 
+def compare_block(debugger: Replay) -> str:
+    """Compare mode's two columns (run a and run b at the aligned event), else ""."""
+    from dexviz.replay.paired import Paired, compare_html
+
+    paired = getattr(debugger, "paired", None)
+    return compare_html(debugger, paired) if isinstance(paired, Paired) else ""
+
+
 def snapshot_html(debugger: Replay, *, document: bool = True, zoom: str = "fit") -> str:
     """The debugger at its cursor as static HTML.
 
@@ -112,6 +121,7 @@ def snapshot_html(debugger: Replay, *, document: bool = True, zoom: str = "fit")
     """
     graph = graph_html(debugger, zoom=zoom)
     body = (f'<div class="dexviz-debugger dx-static">{heading_html(debugger)}'
+            f"{compare_block(debugger)}"
             f'<div class="dx-main"><div class="dx-left">{graph}{LEGEND}</div>'
             f'<div class="dx-right">{panels_html(debugger)}</div></div>'
             f"{timeline_html(debugger, zoom)}</div>")

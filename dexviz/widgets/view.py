@@ -20,7 +20,7 @@ from dexviz.history import EventKind
 from dexviz.replay.frame import heading_html, panels_at
 from dexviz.replay.graphs import GraphUnavailable
 from dexviz.replay.theme import CSS, LEGEND
-from dexviz.widgets.snapshot import graph_html
+from dexviz.widgets.snapshot import compare_block, graph_html
 
 if TYPE_CHECKING:
     from dexviz.replay.session import Replay
@@ -48,7 +48,7 @@ class DebuggerView:
         graph_choice, zoom, groups, graph, legend: The graph, which one is shown, at what
             size (fit, focus, 1:1, 2×; focus also narrows the timeline), and whether a
             fan-out's groups are expanded.
-        heading, message, detail, channels, attributes, active, events: Panels.
+        heading, message, compare, detail, channels, attributes, active, events: Panels.
         timeline, timeline_cursor, timeline_box: The timeline (sent once per shape) and the
             CSS rule placing its cursor (rewritten per step), in an Accordion.
     """
@@ -122,6 +122,7 @@ class DebuggerView:
         w = self._w
         self.style = w.HTML(f"<style>{CSS}</style>")
         self.heading = w.HTML()
+        self.compare = w.HTML()  # compare mode: run a and run b side by side
         self.message = w.HTML()
         self.graph = w.HTML(layout=w.Layout(width="100%"))
         self.legend = w.HTML(LEGEND)
@@ -149,7 +150,7 @@ class DebuggerView:
         if self.debugger.live:
             rows.append(row(self.step, self.fail_step, self.fail, self.cancel_execution,
                             self.cancel))
-        rows.append(self.message)
+        rows += [self.message, self.compare]
         # Below ~1070 px the panels wrap under the graph: it gets the width, they their names.
         left = w.VBox([self._row(self.graph_choice, self.zoom, self.groups), self.graph,
                        self.legend],
@@ -241,6 +242,7 @@ class DebuggerView:
         with self._quiet():
             self._sync_controls()
         self.heading.value = heading_html(d)
+        self.compare.value = compare_block(d)
         self._draw_graph()
         panels = (self.detail, self.channels, self.attributes, self.active)
         for panel, html in zip(panels, panels_at(d), strict=True):

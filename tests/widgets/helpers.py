@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import html
 import re
+from pathlib import Path
 
 import dexviz
 from dexviz.examples.contract_edit import ContractEditFlow, sample_edits
 from dexviz.history import EventKind, History
 from tests.analysis.runs import contract_edit_run
+from tests.compare.variants import CHANGES, load_variant, record
 
 TOKEN = "contractEditToken"
 FINISHED = "contractEditFinished"
@@ -19,6 +21,17 @@ _GROUP = re.compile(r'<g id="([^"]*)" class="([^"]*)"')
 def history(reviewers: int = 8, seed: int = 0) -> History:
     """A finished ContractEditFlow run (cached)."""
     return contract_edit_run(seed, reviewers)
+
+
+def runs_differing_in_one_decision(directory: Path) -> tuple[History, History]:
+    """The seed Flow's run, and a variant's whose EditContract decides ``dead_end()`` once.
+
+    Both recorded with 8 reviewers and seed 0; the variants' modules are written into
+    ``directory``.
+    """
+    recorded = record(load_variant(directory, ()), 8, seed=0).history
+    changed = record(load_variant(directory, CHANGES["changed decision"]), 8, seed=0).history
+    return recorded, changed
 
 
 def token_consumption(events: History) -> int:
