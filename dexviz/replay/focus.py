@@ -88,8 +88,10 @@ def fit_note(svg: str, min_px: float = MIN_TEXT_PX) -> str:
             "scrolls.</p>")
     if natural_px < readable:  # even at natural size: always small
         return note.replace("dx-small-text", "dx-small-text dx-always", 1)
-    rule = (f"@container (max-width: {readable - 1}px) {{ .dexviz-debugger "
-            f".dx-below-{readable} {{ display: block; }} }}")
+    # More specific than the theme's hiding rule: a later Debugger's theme <style> in the same
+    # notebook must not hide this one's note again.
+    rule = (f"@container (max-width: {readable - 1}px) {{ .dexviz-debugger .dx-graph "
+            f".dx-small-text.dx-below-{readable} {{ display: block; }} }}")
     return f"<style>{rule}</style>{note}"
 
 
