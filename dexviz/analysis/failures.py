@@ -51,7 +51,8 @@ class RunFailure:
             execution.execution_id, execution.step_type, method,
             execution.error_type or (last.error_type if last else None),
             execution.error_message or (last.error_message if last else None),
-            len(tried),
+            # A Dex server folds retries into one event whose attempt is the last one's number.
+            max([len(tried), *(a.number for a in tried)]),
         )
 
     def describe(self) -> str:

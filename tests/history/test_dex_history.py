@@ -122,6 +122,9 @@ def test_every_view_reads_every_shape(shape: str, tmp_path: Path) -> None:
     assert (failure.execution_id, failure.error_type, failure.error_message) == (
         "EnterContractEdit-2", "examples.contract_edit.ContractEditError",
         "contract handoff failed")
+    # Dex folded the two attempts into one event: the summary counts both.
+    assert failure.attempts == 2
+    assert "failed after 2 attempts" in failure.describe()
 
 
 def test_overlapping_holders_are_reported() -> None:
