@@ -107,10 +107,12 @@ class RunSummary:
     failure: RunFailure | None = None
     max_rows: int | None = None
     """At most this many rows per table of the section report (None: all of them)."""
+    clock: str = "virtual"
+    """Which clock the duration was measured on: ``virtual`` (simulation) or ``wall clock``."""
 
     def __str__(self) -> str:
         lines = [f"{self.flow_type} run {self.run_id}: {self.status} after {self.duration_s:.3f} s"
-                 f" (virtual), {self.executions} executions, {self.events} events"]
+                 f" ({self.clock}), {self.executions} executions, {self.events} events"]
         if self.failure is not None:
             lines.append(f"  why: {self.failure.describe()}")
         if self.report is not None:
@@ -127,9 +129,11 @@ def summarize_run(
     printed (a note says how many were left out); ``exclusive-sections.txt`` always has them all.
     """
     run = build_executions(history)
+    start = history.start
+    live = start is not None and start.payload.get("mode") == "live"
     return RunSummary(
         run.flow_type or run.flow_id, run.run_id, run.close.status if run.close else "RUNNING",
         len(run.events), len(run), (run.end_ns - run.start_ns) / 1e9,
         exclusive_sections(run, channel) if channel else None,
-        run_failure(run), max_rows,
+        run_failure(run), max_rows, "wall clock" if live else "virtual",
     )

@@ -70,6 +70,8 @@ def test_history_summarises_a_dex_history_with_the_overlap_check(
     out = capsys.readouterr().out
     assert "FAILED, 1 overlapping pair" in out
     assert "OVERLAP EnterContractEdit-3 and EnterContractEdit-1" in out
+    # A server run is timed by the wall clock, never a simulation's virtual one.
+    assert "(wall clock)" in out and "(virtual)" not in out
 
 
 def test_run_on_a_dexviz_history_is_a_usage_error(tmp_path: Path,
