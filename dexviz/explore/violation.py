@@ -136,6 +136,15 @@ class Violation:
     shrink_tests: int
     setup: Setup
 
+    @property
+    def channel(self) -> str | None:
+        """The Channel the failing check measured (``exclusive``/``conserved``), else None."""
+        for check in self.setup.checks:
+            if check.name == self.check:
+                channel = getattr(check, "channel", None)
+                return channel if isinstance(channel, str) else None
+        return None
+
     @classmethod
     def of(cls, setup: Setup, result: ScheduleResult, found_after: int, tests: int) -> Violation:
         """The violation of a schedule that violated a check."""
@@ -152,8 +161,8 @@ class Violation:
         assert engine is not None and result.found is not None
         flow_id = self.setup.flow_id
         history = engine.history(flow_id)
-        seq = _violating_seq(result, result.found)
-        return ViolationRun(engine.result(flow_id), history, engine, flow_id, self, seq)
+        first, last = _violating_seqs(result, result.found)
+        return ViolationRun(engine.result(flow_id), history, engine, flow_id, self, first, last)
 
     def __str__(self) -> str:
         lines = [f"VIOLATED {self.check}: {self.message}",
@@ -167,34 +176,47 @@ class Violation:
                 f"choices={len(self.trace)}, message={self.message!r})")
 
 
-def _violating_seq(result: ScheduleResult, found: Found) -> int:
+def _violating_seqs(result: ScheduleResult, found: Found) -> tuple[int, int]:
+    """The first and last sequence numbers of the violating commit's events."""
     if 0 <= found.step < len(result.steps):
         events = result.steps[found.step].events
         if events:
-            return events[0].seq
-    return 1
+            return events[0].seq, events[-1].seq
+    return 1, 1
 
 
 @dataclass(frozen=True, repr=False)
 class ViolationRun(SimulationRun):
     """A replayed counterexample: a SimulationRun stopped at the violating commit.
 
-    ``violating_seq`` is the sequence number of the violating commit's first event;
-    ``debugger()`` opens the Debugger there, with a breakpoint on it (displaying the run in a
+    ``violating_seq`` and ``violating_last_seq`` are the sequence numbers of the violating
+    commit's first and last events; ``debugger()`` opens the Debugger after that commit, with a
+    breakpoint on it and the checked Channel as its token lane (displaying the run in a
     notebook does the same).
     """
 
     violation: Violation | None = None
     violating_seq: int = 1
+    violating_last_seq: int | None = None
+    """The last event of the violating commit (None: the commit's first event stands for it)."""
 
     def debugger(self, **options: Any) -> Any:
-        """A Debugger over this history, its cursor on the violating commit (marked)."""
+        """A Debugger over this history, where the violation is visible.
+
+        The cursor stands on the violating commit's last event (its effects applied), with a
+        breakpoint on the commit, and the checked Channel (of ``exclusive``/``conserved``) is
+        the timeline's token lane unless ``token_channel=`` says otherwise.
+        """
         from dexviz.widgets.debugger import Debugger
 
+        channel = self.violation.channel if self.violation is not None else None
+        if channel is not None:
+            options.setdefault("token_channel", channel)
         debugger = Debugger(self, **options)
         seq = self.violating_seq
         debugger.add_breakpoint(lambda event: event.seq == seq)
-        debugger.seek(next(i for i, e in enumerate(self.history) if e.seq == seq))
+        last = self.violating_last_seq or seq
+        debugger.seek(max(i for i, e in enumerate(self.history) if seq <= e.seq <= last))
         return debugger
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:

@@ -70,6 +70,11 @@ class Replay(DebuggerModel):
         if token_channel is not None:  # a typo would draw no holdings, silently
             self._holdings = (len(self.history), holdings(self.history, token_channel))
 
+    @property
+    def token_channel(self) -> str | None:
+        """The token Channel whose holdings the timeline draws in their own lanes, if any."""
+        return self._token_channel
+
     def section_holders(self) -> dict[str, str]:
         """Active executions inside the token Channel's section at the cursor -> the Channel.
 

@@ -78,7 +78,11 @@ def test_the_replayed_counterexample_opens_in_the_debugger_at_the_violating_comm
     report = explore(BrokenContractEditFlow(), edits(2), check=SEED_CHECKS, progress=False)
     run = report.violations[0].replay()
     debugger = run.debugger()
-    assert debugger.event.seq == run.violating_seq
+    # After the violating commit (its effects visible), with the checked Channel's lane.
+    assert run.violating_last_seq is not None and run.violating_last_seq >= run.violating_seq
+    assert debugger.event.seq == run.violating_last_seq
+    assert debugger.token_channel == TOKEN
+    assert run.debugger(token_channel=None).token_channel is None
     assert len(debugger.breakpoints) == 1
     bundle = run._repr_mimebundle_()
     assert bundle["text/plain"].startswith("ViolationRun(")
