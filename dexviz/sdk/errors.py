@@ -392,6 +392,25 @@ class RetryAfterError(Exception):
         return (type(self), (self.after_seconds, self.cause))
 
 
+
+_EXCEPTION_STATE = frozenset(
+    {"__cause__", "__context__", "__suppress_context__", "__traceback__", "__notes__"})
+_FROZEN_SETATTR = RetryAfterError.__setattr__
+
+
+def _retry_after_setattr(self: RetryAfterError, name: str, value: object) -> None:
+    # The exception machinery's own attributes stay settable: unpicklers that restore them
+    # (tblib, which Dask installs process-wide) must not hit the frozen fields' guard. A frozen
+    # dataclass may not define __setattr__ itself, so the guard is wrapped after the class.
+    if name in _EXCEPTION_STATE:
+        object.__setattr__(self, name, value)
+    else:
+        _FROZEN_SETATTR(self, name, value)
+
+
+RetryAfterError.__setattr__ = _retry_after_setattr  # type: ignore[method-assign,assignment]
+
+
 def retry_after(after_seconds: int, cause: BaseException) -> RetryAfterError:
     """Create the error a handler raises to have its method retried after ``after_seconds``.
 

@@ -243,3 +243,24 @@ def test_errors_built_with_the_stand_in_enum_pickle_and_compare_by_name() -> Non
     )
     assert error.code is StatusCode.ABORTED
     assert pickle.loads(pickle.dumps(error)).code is StatusCode.ABORTED
+
+
+def test_retry_after_error_pickles_with_tblib_installed_as_dask_does() -> None:
+    # distributed installs tblib's exception pickling process-wide; its unpickler sets
+    # __cause__ on the rebuilt error, which a frozen dataclass refused.
+    code = (
+        "import pickle, dataclasses, tblib.pickling_support\n"
+        "from dexviz.sdk.errors import retry_after\n"
+        "tblib.pickling_support.install()  # after: it patches the classes that exist\n"
+        "error = retry_after(7, RuntimeError('service not ready'))\n"
+        "copy = pickle.loads(pickle.dumps(error))\n"
+        "assert (copy.after_seconds, str(copy)) == (7, 'service not ready'), copy\n"
+        "try:\n"
+        "    copy.after_seconds = 1\n"
+        "except dataclasses.FrozenInstanceError:\n"
+        "    print('ok')\n"
+    )
+    pytest.importorskip("tblib", reason="tblib comes with the cluster extra (dask distributed)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, check=False)
+    assert done.stdout.strip() == "ok", done.stderr
