@@ -174,6 +174,9 @@ def test_clicking_next_three_times_moves_the_highlight_in_the_svg(lab: Lab, tmp_
             page.wait_for_function(  # the heading is redrawn after the slider's readout
                 "([sel, want]) => document.querySelector(sel)?.innerText.includes(want)",
                 arg=[".dexviz-debugger .dx-heading", "event 4 /"], timeout=30_000)
+            page.wait_for_function(  # and the detail panel, which may be redrawn after it
+                "([sel, want]) => document.querySelector(sel)?.innerText.includes(want)",
+                arg=[".dexviz-debugger .dx-detail", "#4 "], timeout=30_000)
             after = selected.get_attribute("id")
             # The bundle's static snapshot is for kernel-less renderers; Lab shows the widget.
             static_shown = page.locator(".dexviz-debugger.dx-static").count()
