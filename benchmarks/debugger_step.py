@@ -28,8 +28,8 @@ from collections.abc import Callable
 import dexviz
 from dexviz.examples.contract_edit import ContractEditFlow, sample_edits
 from dexviz.history import History
+from dexviz.replay.panels import active_table, attributes_table, channel_table, event_detail
 from dexviz.widgets import Debugger
-from dexviz.widgets.panels import active_table, attributes_table, channel_table, event_detail
 
 TOKEN = "contractEditToken"
 

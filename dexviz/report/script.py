@@ -46,7 +46,7 @@ body { margin: 0; background: #f8fafc; }
   padding: 4px; font-size: 10.5px; margin: 4px 0 0 0; white-space: pre; }
 .dexviz-report .dx-foot { color: #94a3b8; font-size: 11px; margin-top: 10px; }
 """
-"""Rules for the report page on top of the Debugger's stylesheet (``widgets.theme.CSS``)."""
+"""Rules for the report page on top of the Debugger's stylesheet (``replay.theme.CSS``)."""
 
 REPORT_JS = r"""
 (function () {

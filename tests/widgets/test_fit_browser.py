@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import pytest
 
+from dexviz.replay.focus import MIN_TEXT_PX
 from dexviz.widgets import Debugger
-from dexviz.widgets.focus import MIN_TEXT_PX
 from tests.widgets.browser_pages import chromium, each, in_output
 from tests.widgets.helpers import TOKEN
 from tests.widgets.test_timeline_text import chain, reviews

@@ -8,10 +8,10 @@ import pytest
 
 from dexviz.analysis.executions import build_executions
 from dexviz.analysis.lineage import lineage_graph
+from dexviz.replay.focus import neighbourhood, readable_width, scaled, with_min_width
+from dexviz.replay.theme import CSS
 from dexviz.widgets import Debugger
-from dexviz.widgets.focus import neighbourhood, readable_width, scaled, with_min_width
 from dexviz.widgets.snapshot import graph_html
-from dexviz.widgets.theme import CSS
 from tests.widgets.helpers import history, svg_classes, token_consumption
 
 SVG = ('<svg width="800pt" height="100pt" viewBox="0.00 0.00 800.00 100.00">'

@@ -7,8 +7,8 @@ import re
 import pytest
 
 from dexviz.analysis.definition.model import Edge, FlowDefinitionGraph, Node
+from dexviz.replay.focus import Focus, definition_focus_classes
 from dexviz.widgets import Debugger
-from dexviz.widgets.focus import Focus, definition_focus_classes
 from dexviz.widgets.snapshot import graph_html, snapshot_html, timeline_html
 from tests.widgets.helpers import TOKEN, history, svg_classes, token_consumption
 from tests.widgets.test_timeline_text import smallest_text_px

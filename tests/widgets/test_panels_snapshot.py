@@ -7,9 +7,8 @@ import re
 import pytest
 
 from dexviz.history import EventKind
-from dexviz.widgets import Debugger
-from dexviz.widgets.highlight import MarkedSvg
-from dexviz.widgets.panels import (
+from dexviz.replay.highlight import MarkedSvg
+from dexviz.replay.panels import (
     ACTIVE_ROWS,
     active_table,
     channel_table,
@@ -17,6 +16,7 @@ from dexviz.widgets.panels import (
     event_list,
     format_value,
 )
+from dexviz.widgets import Debugger
 from tests.widgets.helpers import TOKEN, history, marked, token_consumption
 
 SVG = """<?xml version="1.0" encoding="UTF-8" standalone="no"?>

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from dexviz.replay.focus import MIN_TEXT_PX
 from dexviz.widgets import Debugger
-from dexviz.widgets.focus import MIN_TEXT_PX
 from tests.chromium import CHROMIUM_ARGS, chromium_path
 from tests.widgets.helpers import TOKEN
 from tests.widgets.test_timeline_text import chain, reviews

@@ -16,8 +16,8 @@ import pytest
 from dexviz import Context, Flow, Step, StepDecision, StepList, dead_end, go_to, simulate
 from dexviz.examples.contract_edit import ContractEditFlow, sample_edits
 from dexviz.history import History
+from dexviz.replay.focus import MIN_TEXT_PX
 from dexviz.widgets import Debugger
-from dexviz.widgets.focus import MIN_TEXT_PX
 from dexviz.widgets.snapshot import timeline_html
 from tests.widgets.helpers import TOKEN
 
