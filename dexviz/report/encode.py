@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from dexviz.report.frames import Frame
+from dexviz.replay.frame import Frame
 
 __all__ = ["GraphIds", "Strings", "encode_frames", "script_json"]
 

@@ -18,13 +18,13 @@ from dexviz.engine import SimulationRun
 from dexviz.history import History
 from dexviz.history._plural import plural
 from dexviz.replay.focus import fit_note
+from dexviz.replay.frame import PANELS, Frame, frames
 from dexviz.replay.graphs import GraphUnavailable
 from dexviz.replay.highlight import MarkedSvg
 from dexviz.replay.session import GRAPH_KINDS, Replay
 from dexviz.replay.theme import CSS, LEGEND
 from dexviz.report.encode import GraphIds, encode_frames, script_json
 from dexviz.report.failures import failed_attempts
-from dexviz.report.frames import PANELS, Frame, frames
 from dexviz.report.script import REPORT_CSS, REPORT_JS
 from dexviz.report.text import safe_history
 
