@@ -23,6 +23,7 @@ from dexviz import (
     StepDecision,
     Wait,
     critical_path,
+    diff,
     execution_graph,
     state_at,
 )
@@ -53,17 +54,22 @@ class FilesTheMessage(Step[int]):
         return graceful_complete(message)
 
 
-@pytest.fixture(params=MODES)
-def history(request: pytest.FixtureRequest) -> History:
+def run_keys(mode: str, message: str = "hello") -> History:
+    """One run of ``FilesTheMessage`` in ``mode``, filing ``message``."""
     flow = LFlow("Keys", FilesTheMessage(), (), [DATA, INBOX])
-    with engine_in([flow], str(request.param)) as engine:
+    with engine_in([flow], mode) as engine:
         client = engine.client()
         client.start_flow(flow, "f", 1)
         # Published once the Step waits, so that the message is what released it (both modes).
         reach(engine, "f", lambda e: e.kind == EventKind.STEP_WAIT_FOR_COMPLETED)
-        client.publish("f", INBOX, BOX, "hello")
+        client.publish("f", INBOX, BOX, message)
         client.wait_for_flow("f", SOON)
         return engine.history("f")
+
+
+@pytest.fixture(params=MODES)
+def history(request: pytest.FixtureRequest) -> History:
+    return run_keys(str(request.param))
 
 
 def _without_raw_payloads(html: str) -> str:
@@ -108,3 +114,11 @@ def test_the_message_table_and_critical_path_name_map_channels_as_given(
 
     assert list(tables(history).messages["channel"]) == [SHOWN_BOX]
     assert str(critical_path(history)).endswith(f"via client ({SHOWN_BOX})")
+
+
+def test_the_run_diff_names_map_instances_as_given(history: History) -> None:
+    differences = diff(history, run_keys("simulation", "bye")).differences
+    consumed = next(d for d in differences if d.aspect == "consumed")
+    writes = next(d for d in differences if d.aspect == "writes")
+    assert consumed.a[0][0] == SHOWN_BOX and consumed.b[0][0] == SHOWN_BOX
+    assert writes.a[0]["attribute"] == SHOWN_DATA
