@@ -37,6 +37,7 @@ def test_a_cancelled_local_execute_hears_of_it_and_the_flow_goes_on(
     app = load_app("local_cancel_v123")
     output, took = app.run(f"inproc:local-{handler}-{by}", str(tmp_path), handler, by, 10.0)
     assert output == WRAPPED_BY[by] and took < PROMPTLY_S
+    assert app.HEARD_BEFORE_CLOSE == []  # the next beat was 5 s away: the close sent it
     assert len(app.SEEN) == 1 and app.SEEN[0].startswith(SEEN[handler])
 
 
@@ -50,7 +51,8 @@ def test_the_next_heartbeat_carries_the_cancellation_while_the_worker_runs(
         f"inproc:beat-{handler}", str(tmp_path), handler, "decision", 1.0, linger_s=0.8
     )
     assert output == "wrapped 2" and took < PROMPTLY_S
-    assert len(app.SEEN) == 1 and app.SEEN[0].startswith(SEEN[handler])
+    assert len(app.HEARD_BEFORE_CLOSE) == 1
+    assert app.HEARD_BEFORE_CLOSE[0].startswith(SEEN[handler])
 
 
 def test_an_rpc_cancelling_a_heartbeating_start_step_is_not_held_behind_it(

@@ -48,6 +48,8 @@ from dex import (
 
 SEEN: list[str] = []
 """What the handlers saw, in order (``list.append`` is atomic across threads)."""
+HEARD_BEFORE_CLOSE: list[str] = []
+"""``SEEN`` as it was just before the Worker and Client closed."""
 STARTED = threading.Event()
 """Set once the local Execute is running."""
 WORK_S = 20.0
@@ -190,6 +192,7 @@ def run(
 ) -> tuple[str, float]:
     """Start, cancel the running local Step ``by`` an RPC or a sibling; (output, seconds)."""
     SEEN.clear()
+    HEARD_BEFORE_CLOSE.clear()
     STARTED.clear()
     flow = TranscodeFlow(handler, by == "decision", heartbeat_s, by == "rpc-at-start")
     registry = Registry([flow], allow_async_handlers=True)
@@ -210,6 +213,7 @@ def run(
         result = client.wait_for_flow("movie-1", timedelta(seconds=30))
         took = time.monotonic() - began
         time.sleep(linger_s)
+        HEARD_BEFORE_CLOSE[:] = SEEN
         return result.single_output(str), took
     finally:
         client.close()
