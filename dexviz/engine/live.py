@@ -77,6 +77,11 @@ class LiveScheduler:
         with self._wake:
             return bool(self._ready) or any(not t.canceled for t in self._timers)
 
+    def pending(self) -> list[Unit]:
+        """The units of the timers that have not run and are not canceled, soonest first."""
+        with self._wake:
+            return [t.unit for t in sorted(self._timers) if not t.canceled]
+
     def _next(self) -> Unit | None:
         with self._wake:
             while not self._stopping:
