@@ -381,7 +381,8 @@ def _event_from_record(record: Mapping[str, Any], number: int) -> Event:
             continue
         if type(value) is not kind:
             raise HistoryFormatError(
-                f"line {number}: field {name!r} must be {kind.__name__}, got {type(value).__name__}"
+                f"line {number}: field {name!r} must be {kind.__name__}, got "
+                f"{type(value).__name__}"
             )
         low = 1 if name == "attempt" else 0
         if isinstance(value, int) and not low <= value <= INT64_MAX:
