@@ -3,7 +3,8 @@
 A database is opened only if every Flow's rows make a history that ``History.load`` would load
 from its JSON-lines form: ``seq`` contiguous from 1, time never going backwards, well-formed
 columns and bodies (UTF-8, strict JSON objects, not nested too deeply), every event naming a
-stored run of a stored Flow, every run holding rows and every Flow start naming a stored spec.
+stored run of a stored Flow, every run holding rows and every Flow start naming a stored spec
+that is a JSON object.
 The checks are the history reader's own (:func:`dexviz.history.jsonl.load_json` and
 :func:`~dexviz.history.jsonl.order_problem`), applied in one streaming pass over the events, so
 a damaged file is refused naming the file, the Flow and the row, never loaded inconsistent.
@@ -12,6 +13,7 @@ a damaged file is refused naming the file, the Flow and the row, never loaded in
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -67,7 +69,11 @@ def checked_ids(db: sqlite3.Connection, where: str) -> StoredIds:
 
 
 def _table(
-    db: sqlite3.Connection, where: str, table: str, query: str, check: Any
+    db: sqlite3.Connection,
+    where: str,
+    table: str,
+    query: str,
+    check: Callable[[tuple[Any, ...]], str],
 ) -> dict[int, tuple[Any, ...]]:
     """Each row of a small table by rowid, after ``check`` (a problem text or ``""``)."""
     found: dict[int, tuple[Any, ...]] = {}
@@ -142,7 +148,7 @@ class _EventScan:
             raise self.error(flow_id, problem)
         time_ns = t0 + offset
         previous = self.last.get(flow_id)
-        problem = order_problem(previous, seq, time_ns)
+        problem = order_problem(previous, seq, time_ns, 1, "the start of its Flow")
         if problem or not 0 <= time_ns <= INT64_MAX:
             raise self.error(flow_id, problem or f"time_ns {time_ns} is out of range")
         self.last[flow_id] = (seq, time_ns)
@@ -192,7 +198,9 @@ class _EventScan:
         self.rowid = found[0] if found else self.rowid
         flow = self.runs.get(found[1]) if found else None
         reason = str(error).split(" with text ")[0]  # SQLite's message quotes the whole text
-        return self.error(flow[0] if flow else None, f"{reason} (not UTF-8)")
+        if reason.startswith("Could not decode"):
+            reason += " (not UTF-8)"
+        return self.error(flow[0] if flow else None, reason)
 
     def every_run_has_rows(self, runs: dict[int, tuple[Any, ...]]) -> None:
         """Raise StoreError naming a run with no events rows (they were deleted)."""

@@ -64,7 +64,8 @@ class SQLiteStore:
 
     Raises:
         StoreError: the file is not a dexviz database of a version this dexviz reads, it is
-            damaged, or another writer holds it.
+            damaged (every row is checked on open: :mod:`dexviz.engine.sqlite_check`), or
+            another writer holds it.
     """
 
     def __init__(
@@ -140,7 +141,8 @@ class SQLiteStore:
                 check_schema(db, where)
                 ids = checked_ids(db, where)
             finally:
-                db.execute("COMMIT")
+                if db.in_transaction:  # SQLite may have ended it on an error already
+                    db.execute("COMMIT")
             self._flows, self._runs, self._spec_ids = ids.flows, ids.runs, ids.spec_ids
             self._last_seq = ids.last_seq
         except sqlite3.DatabaseError as error:

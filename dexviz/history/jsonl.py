@@ -183,9 +183,7 @@ def _finite_float(text: str) -> float:
 
 
 def load_json(text: str) -> Any:
-    """The value of one JSON text, as strict as the history reader is with each line.
-
-    Used by the SQLite store for its stored bodies, so both forms refuse the same JSON.
+    """One JSON value, read as strictly as each history line (the SQLite store reads its bodies so).
 
     Raises:
         ValueError: Not JSON, NaN or Infinity, a float out of range, an integer of more than
@@ -205,23 +203,28 @@ def load_json(text: str) -> Any:
         raise ValueError(f"invalid JSON value ({str(error).splitlines()[0]})") from None
 
 
-def order_problem(previous: tuple[int, int] | None, seq: int, time_ns: int, first: int = 1) -> str:
-    """Why an event of ``seq`` and ``time_ns`` cannot follow ``previous`` (its seq and time).
+def order_problem(
+    previous: tuple[int, int] | None,
+    seq: int,
+    time_ns: int,
+    first: int = 1,
+    start: str = "the header",
+) -> str:
+    """Why an event (``seq``, ``time_ns``) cannot follow ``previous`` (``""`` when it can).
 
-    The empty text when it can: each event's ``seq`` is the previous one's plus one (``first``
-    for the first event), and time never goes backwards. Shared by every history reader.
+    ``seq`` is the previous one's plus one (``first`` after ``start``); time never goes back.
     """
     expected = first if previous is None else previous[0] + 1
     if seq != expected:
-        after = "the header" if previous is None else f"seq {previous[0]}"
+        after = start if previous is None else f"seq {previous[0]}"
         return f"seq {seq} does not follow {after} (expected {expected})"
     if previous is not None and time_ns < previous[1]:
         return f"time goes backwards (time_ns {time_ns} after {previous[1]})"
     return ""
 
 
+# One decoder for every text: json.loads with hooks would build one per call.
 _DECODER = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_finite_float)
-"""One decoder for every text: ``json.loads`` with hooks would build one per call."""
 _SCAN_ONCE = vars(_DECODER)["scan_once"]  # its C scanner (an attribute typeshed omits)
 
 

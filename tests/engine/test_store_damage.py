@@ -79,3 +79,11 @@ def test_an_intact_open_run_still_opens_and_resumes(tmp_path: Path) -> None:
     assert [e.seq for e in history] == list(range(1, len(history) + 1))
     assert dexviz.History.from_jsonl(history.to_jsonl()) == history
     engine.close()
+
+
+def test_a_flow_whose_first_row_was_deleted_is_refused(tmp_path: Path) -> None:
+    path = open_run_store(tmp_path / "runs.db")
+    with sqlite3.connect(path, isolation_level=None) as db:
+        db.execute("DELETE FROM events WHERE id = 1")
+    with pytest.raises(StoreError, match=r"events row 2: seq 2 does not follow the start of its"):
+        dexviz.SQLiteStore(path, readonly=True)
