@@ -13,7 +13,7 @@ a damaged file is refused naming the file, the Flow and the row, never loaded in
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -55,8 +55,7 @@ def checked_ids(db: sqlite3.Connection, where: str) -> StoredIds:
     scan = _EventScan(where, {rowid: (names[f], t0) for rowid, (f, _, t0) in runs.items()}, specs)
     cursor = db.execute(_EVENTS)
     try:
-        for row in cursor:
-            scan.check(row)
+        scan.scan(cursor)
     except sqlite3.OperationalError as error:  # a text column that is not UTF-8
         raise scan.unreadable(db, error) from None
     scan.every_run_has_rows(runs)
@@ -135,35 +134,35 @@ class _EventScan:
         self.good_specs: set[int] = set()
         self.rowid = 0
 
-    def check(self, row: tuple[Any, ...]) -> None:
-        """Check one row; raise StoreError naming it when the reader would refuse its event."""
-        rowid, run, seq, offset, kind, ex, step, method, attempt, body = row
-        self.rowid = rowid
-        found = self.runs.get(run)
-        if found is None:
-            raise self.error(None, f"names run row {run!r}, which the runs table does not hold")
-        flow_id, t0 = found
-        if type(seq) is not int or type(offset) is not int:
-            problem = f"seq {seq!r} and time {offset!r} are not integers"
-            raise self.error(flow_id, problem)
-        time_ns = t0 + offset
-        previous = self.last.get(flow_id)
-        problem = order_problem(previous, seq, time_ns, 1, "the start of its Flow")
-        if problem or not 0 <= time_ns <= INT64_MAX:
-            raise self.error(flow_id, problem or f"time_ns {time_ns} is out of range")
-        self.last[flow_id] = (seq, time_ns)
-        self.seen.add(run)
-        problem = _columns_problem(kind, ex, step, method, attempt)
-        if not problem and body is not None:
-            try:
-                payload = load_json(body)
-            except (TypeError, ValueError):
-                payload = None
-            # A Flow start names its spec row; any other object body needs nothing more.
-            if type(payload) is not dict or kind == _START:
-                problem = self._body_problem(kind, body)
-        if problem:
-            raise self.error(flow_id, problem)
+    def scan(self, rows: Iterable[tuple[Any, ...]]) -> None:
+        """Check each row; raise StoreError naming the first the reader would refuse."""
+        runs, last, seen = self.runs, self.last, self.seen
+        for rowid, run, seq, offset, kind, ex, step, method, attempt, body in rows:
+            self.rowid = rowid
+            found = runs.get(run)
+            if found is None:
+                raise self.error(None, f"names run row {run!r}, which the runs table does not hold")
+            flow_id, t0 = found
+            if type(seq) is not int or type(offset) is not int:
+                raise self.error(flow_id, f"seq {seq!r} and time {offset!r} are not integers")
+            time_ns = t0 + offset
+            problem = order_problem(last.get(flow_id), seq, time_ns, 1, "the start of its Flow")
+            if problem or not 0 <= time_ns <= INT64_MAX:
+                raise self.error(flow_id, problem or f"time_ns {time_ns} is out of range")
+            last[flow_id] = (seq, time_ns)
+            if run not in seen:
+                seen.add(run)
+            problem = _columns_problem(kind, ex, step, method, attempt)
+            if not problem and body is not None:
+                try:
+                    payload = load_json(body)
+                except (TypeError, ValueError):
+                    payload = None
+                # A Flow start names its spec row; any other object body needs nothing more.
+                if type(payload) is not dict or kind == _START:
+                    problem = self._body_problem(kind, body)
+            if problem:
+                raise self.error(flow_id, problem)
 
     def _body_problem(self, kind: Any, body: Any) -> str:
         if not isinstance(body, str):
