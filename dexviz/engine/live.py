@@ -60,6 +60,7 @@ class LiveScheduler:
         """
         with self._wake:
             self._wall0_ns += max(0, time_ns - self.now_ns)
+            self._wake.notify()  # timers may be due sooner now
 
     @property
     def rng(self) -> random.Random:
