@@ -5,7 +5,9 @@ five seconds win it goes to itself again — with no limit (the bug: it should g
 few reminders). Nothing ever publishes the approval: the approver the Flow was written for is
 not started. Meanwhile ``KeepAlive`` beats every two seconds, forever. The two timers bring
 the state back every ten seconds of virtual time, and both Steps get their turn on the loop,
-so the loop is fair and ``checks.eventually_closes()`` reports it as a lasso.
+so the loop is fair and ``checks.eventually_closes()`` reports it as a lasso. With an approver
+(``Action.publish(APPROVAL, "ok")``, a client call that may land at any point and, being fair,
+eventually does) the same Flow is proven live.
 """
 
 from __future__ import annotations
@@ -23,9 +25,9 @@ from dexviz import (
     StepMovement,
     Timer,
     Wait,
+    force_complete,
     go_to,
     go_to_many,
-    graceful_complete,
 )
 
 REMINDER = timedelta(seconds=5)
@@ -54,7 +56,7 @@ class AwaitApproval(Step[str]):
 
     def execute(self, context: Context, document: str) -> StepDecision:
         if APPROVAL.results(context):
-            return graceful_complete(document)
+            return force_complete(document)  # closes the Flow, ending the keep-alive too
         return go_to(AwaitApproval, document)
 
 

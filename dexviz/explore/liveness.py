@@ -105,6 +105,12 @@ class LivenessReport(ExplorationReport):
         return (f"{plural(counts.states, 'state')}, {plural(counts.transitions, 'transition')}, "
                 f"{plural(counts.cycles, 'cycle')} ({counts.unfair_cycles} unfair)")  # fmt: skip
 
+    def __repr__(self) -> str:
+        counts = self.liveness
+        states = counts.states if counts is not None else self.distinct_states
+        return (f"LivenessReport(checks={list(self.checks)}, states={states}, "
+                f"proven={self.proven}, violations={len(self.violations)})")  # fmt: skip
+
     def summary(self) -> Mapping[str, Any]:
         """The counts as a plain mapping (for tables and JSON)."""
         counts = self.liveness

@@ -155,36 +155,39 @@ class Driver:
                 raise RuntimeError("a re-run step found nothing to run: the Flow is not "
                                    "deterministic given its choices")  # fmt: skip
 
-    def enabled(self) -> frozenset[tuple[Any, ...]] | None:
+    def enabled(self, names: Naming | None) -> frozenset[tuple[Any, ...]] | None:
         """The options the next step offers, as ``option_of`` names them (None: opaque)."""
         sim = self.rt.sim
         assert sim is not None
+        if names is None:
+            return None
         now = sim.now_ns
         timed = sim.timed_units()
         units = list(sim.ready_units) + [u for due, u in timed if due <= now]
         if not units and timed:
             units = [u for due, u in timed if due == timed[0][0]]
         try:
-            names = naming(self.rt)
             found = {option_of(u, names, now) for u in units}
         except Undescribable:
             return None
         return frozenset(found | {("action", k) for k, n in enumerate(self.left) if n > 0})
 
-    def _names(self) -> tuple[Naming | None, int]:
-        sim = self.rt.sim
-        assert sim is not None
+    def names(self) -> Naming | None:
+        """The executions' names in the current state (None: it cannot be described)."""
         try:
-            return naming(self.rt), sim.now_ns
+            return naming(self.rt)
         except Undescribable:
-            return None, sim.now_ns
+            return None
 
-    def step(self, forced: tuple[int, ...]) -> _Step | None:
-        """Run one step with ``forced`` choices (first options after them); None: no options."""
+    def step(self, forced: tuple[int, ...], names: Naming | None = None) -> _Step | None:
+        """Run one step with ``forced`` choices (first options after them); None: no options.
+
+        With the state's ``names``, the step says which option it took (for fairness).
+        """
         chooser, sim = self.chooser, self.rt.sim
         assert sim is not None
         chooser.begin(forced)
-        names, now = self._names()
+        now = sim.now_ns
         actions = [k for k, n in enumerate(self.left) if n > 0]
         units = sim.runnable(sim.now_ns)
         if not units and actions and sim.next_due_ns() is not None:
@@ -254,11 +257,14 @@ class Driver:
         transitions: list[Transition] = []
         suffix: tuple[int, ...] = ()
         enabled: frozenset[tuple[Any, ...]] | None = None
+        names: Naming | None = None
         while True:
             self.goto(point)
             if not transitions:
-                enabled = self.enabled()
-            step = self.step(suffix)
+                # Every combination starts from the same restored state: one naming serves all.
+                names = self.names()
+                enabled = self.enabled(names)
+            step = self.step(suffix, names)
             if step is None:
                 return enabled, transitions
             forced = tuple(c.index for c in step.choices)

@@ -30,8 +30,8 @@ from dexviz import (
 from dexviz.engine.choice import FaultBudget
 from dexviz.examples.contract_edit import ContractEditFlow, SaveContractEdit, sample_edits
 from dexviz.examples.livelock_rally import RallyFlow
-from dexviz.examples.livelock_retry import ApprovalFlow
-from dexviz.explore import checks, explore
+from dexviz.examples.livelock_retry import APPROVAL, ApprovalFlow
+from dexviz.explore import Action, checks, explore
 from dexviz.explore.liveness import LivenessReport, explore_liveness, loop_keys
 
 NEVER = Channel("never", str)
@@ -107,6 +107,13 @@ def test_a_step_rescheduling_itself_for_a_message_that_never_comes_is_a_lasso() 
     # Both Steps get their turn on the loop: it is fair, not a starved schedule.
     assert any("AwaitApproval" in step for step in lasso.loop)
     assert any("KeepAlive" in step for step in lasso.loop)
+
+
+def test_a_client_action_that_can_always_land_eventually_does() -> None:
+    approver = Action.publish(APPROVAL, "ok")
+    report = explore_liveness(ApprovalFlow(), "contract.pdf", actions=[approver])
+    assert report.proven
+    assert report.liveness is not None and report.liveness.unfair_cycles == 1
 
 
 def test_a_lasso_replays_in_a_fresh_engine_and_opens_at_the_loop() -> None:
