@@ -128,6 +128,7 @@ def test_a_lasso_replays_in_a_fresh_engine_and_opens_at_the_loop() -> None:
     loop_start = next(e for e in run.history if e.seq > created.seq)
     assert loop_start.execution_id == "Pong-1"
     assert run.violating_seq == loop_start.seq
+    assert run.debugger().event.seq == loop_start.seq  # the Debugger opens at the loop
     # Twice around the loop: Ping and Pong executions of both rounds are in the history.
     assert {"Pong-2", "Ping-3"} <= {e.execution_id for e in run.history}
 
