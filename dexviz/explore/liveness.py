@@ -66,7 +66,8 @@ class LivenessCounts:
         unfair_cycles: Of those, the ones fairness rules out (some continuously ready unit
             never runs on them).
         max_states: The bound on states.
-        bound_reached: Whether some state was left out because of the bound.
+        bound_reached: Whether some state was left out because of a bound.
+        bound: Which bound, in words (None when none was reached).
     """
 
     states: int
@@ -76,6 +77,7 @@ class LivenessCounts:
     unfair_cycles: int
     max_states: int
     bound_reached: bool
+    bound: str | None = None
 
 
 @dataclass(frozen=True)
@@ -91,7 +93,7 @@ class LivenessReport(ExplorationReport):
             return super().verdict()
         checks = ", ".join(self.checks)
         if counts.bound_reached:
-            return (f"INCONCLUSIVE {checks}: bound reached ({counts.max_states} states); no "
+            return (f"INCONCLUSIVE {checks}: bound reached ({counts.bound}); no "
                     "stall or fair livelock among the states explored, not a proof")  # fmt: skip
         ruled = f", {plural(counts.unfair_cycles, 'cycle')} ruled out by fairness"
         return (f"PROVEN {checks} under fair scheduling ({plural(counts.states, 'state')}"
@@ -176,7 +178,7 @@ def explore_liveness(
         driver.close()
     nodes = search.nodes
     counts = LivenessCounts(len(nodes), sum(n.expanded for n in nodes), search.transitions,
-                            cycles, unfair, max_states, search.bounded)  # fmt: skip
+                            cycles, unfair, max_states, search.bounded, search.bound)  # fmt: skip
     terminal = frozenset(n.key or f"n{n.index}" for n in nodes if n.terminal)
     return LivenessReport(
         "liveness",

@@ -319,12 +319,18 @@ class Node:
     terminal: bool = False
 
 
+MAX_UNKEYED_STEPS = 200
+"""Steps a state may lie past the last one that had a key: each of its expansions re-runs them,
+so a coroutine handler that never finishes would make the search quadratic, never ending."""
+
+
 @dataclass
 class StateGraphSearch:
     """Breadth-first construction of the graph, up to ``max_states`` states.
 
     A state where every goal holds is not expanded (what happens after it cannot violate).
-    ``bounded`` says whether some state was left unexpanded because of the bound.
+    ``bounded`` says whether some state was left out because of a bound (``max_states``, or
+    more than ``MAX_UNKEYED_STEPS`` steps without a key).
     """
 
     driver: Driver
@@ -332,7 +338,13 @@ class StateGraphSearch:
     nodes: list[Node] = field(default_factory=list)
     index: dict[str, int] = field(default_factory=dict)
     transitions: int = 0
-    bounded: bool = False
+    bound: str | None = None
+    """Which bound left states out, as the verdict says it; None when none did."""
+
+    @property
+    def bounded(self) -> bool:
+        """Whether some state was left out because of a bound."""
+        return self.bound is not None
 
     def run(self, tick: Callable[[StateGraphSearch], None] | None = None) -> None:
         """Build the graph from the start state."""
@@ -350,8 +362,13 @@ class StateGraphSearch:
                 target = self.index.get(transition.key) if transition.key is not None else None
                 edge = Edge(-1, transition.option, transition.label, transition.choices)
                 if target is None:
+                    if len(transition.point.path) > MAX_UNKEYED_STEPS:
+                        self.bound = self.bound or (
+                            f"{MAX_UNKEYED_STEPS} steps in a row without a state it can key: "
+                            "a coroutine handler that never returns?")  # fmt: skip
+                        continue
                     if len(self.nodes) >= self.max_states:
-                        self.bounded = True
+                        self.bound = f"{self.max_states} states"
                         continue
                     target = self._add(transition, node.depth + 1, node.index, edge)
                     queue.append(target)

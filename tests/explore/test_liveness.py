@@ -8,9 +8,12 @@ reported as ``terminates()`` reports it; a bounded search says it is inconclusiv
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from dexviz import (
+    AsyncContext,
     Channel,
     Context,
     EventKind,
@@ -77,6 +80,19 @@ class StallFlow(Flow[None]):
 
     def get_persistence_schema(self) -> PersistenceSchema:
         return PersistenceSchema.of(NEVER)
+
+
+class Tick(Step[None]):
+    async def execute(self, context: AsyncContext, nothing: None) -> StepDecision:  # type: ignore[override]
+        while True:
+            await asyncio.sleep(1)
+
+
+class CoroutineForeverFlow(Flow[None]):
+    """A handler coroutine that never returns: no state of it can be keyed."""
+
+    def get_steps(self) -> StepList[None]:
+        return StepList.start_step(Tick())
 
 
 def _lasso_report(report: LivenessReport) -> None:
@@ -168,6 +184,13 @@ def test_a_bounded_graph_is_inconclusive_never_a_proof() -> None:
     assert report.ok and not report.proven and not report.exhaustive
     assert report.liveness is not None and report.liveness.bound_reached
     assert report.verdict().startswith("INCONCLUSIVE eventually_closes(): bound reached (20")
+
+
+def test_a_coroutine_that_never_returns_is_inconclusive_not_an_endless_search() -> None:
+    report = explore_liveness(CoroutineForeverFlow())
+    assert report.ok and not report.proven
+    assert report.liveness is not None and report.liveness.states < 300
+    assert "200 steps in a row without a state it can key" in report.verdict()
 
 
 def test_eventually_a_predicate_finds_the_loop_that_never_reaches_it() -> None:
