@@ -16,7 +16,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from dexviz.explore.schedule import ChoiceRecord
-from dexviz.explore.state_graph import Driver, Edge, Node, Point, Transition
+from dexviz.explore.state_driver import Driver, Point, Transition
+from dexviz.explore.state_graph import Edge, Node
 
 __all__ = ["LOOPS", "Lasso", "LassoError", "resolve"]
 

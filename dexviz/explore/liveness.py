@@ -36,7 +36,8 @@ from dexviz.explore.lasso import Lasso, resolve
 from dexviz.explore.live_state import live_key
 from dexviz.explore.report import GRAPH_LIMIT, ExplorationReport, StateGraph
 from dexviz.explore.schedule import DEFAULT_MAX_DEPTH, ChoiceRecord, Setup
-from dexviz.explore.state_graph import Driver, Node, StateGraphSearch
+from dexviz.explore.state_driver import Driver
+from dexviz.explore.state_graph import Node, StateGraphSearch
 from dexviz.explore.violation import Violation, replay
 from dexviz.history._plural import plural
 from dexviz.sdk.flow import Flow
@@ -162,11 +163,11 @@ def explore_liveness(
     checks = tuple(c for c in setup.checks if isinstance(c, LivenessCheck))
     driver = Driver(setup, [c.goal for c in checks])
     search = StateGraphSearch(driver, max_states)
+    found: list[Violation] = []
+    marked: set[int] = set()
+    cycles = unfair = 0
     try:
         search.run()
-        found: list[Violation] = []
-        marked: set[int] = set()
-        cycles = unfair = 0
         for position, liveness_check in enumerate(checks):
             violation, where, seen, ruled = _analyse(search, driver, setup, position,
                                                      liveness_check)  # fmt: skip
@@ -181,19 +182,11 @@ def explore_liveness(
                             cycles, unfair, max_states, search.bounded, search.bound)  # fmt: skip
     terminal = frozenset(n.key or f"n{n.index}" for n in nodes if n.terminal)
     return LivenessReport(
-        "liveness",
-        counts.expanded,
-        len(nodes),
-        0,
-        not search.bounded,
-        time.perf_counter() - started,
-        tuple(found),
-        terminal,
-        tuple(c.name for c in checks),
-        stopped_by="max_states" if search.bounded else None,
-        graph=_graph(nodes, marked),
+        "liveness", counts.expanded, len(nodes), 0, not search.bounded,
+        time.perf_counter() - started, tuple(found), terminal, tuple(c.name for c in checks),
+        stopped_by="max_states" if search.bounded else None, graph=_graph(nodes, marked),
         liveness=counts,
-    )
+    )  # fmt: skip
 
 
 def _setup(
