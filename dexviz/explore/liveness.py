@@ -221,8 +221,9 @@ def _setup(
     if isinstance(max_states, bool) or not isinstance(max_states, int) or max_states < 1:
         raise ValueError(f"max_states must be a whole number >= 1, got {max_states!r}")
     validate_names(given, faults, registry)
-    return Setup(registry, flow, input, flow_id, tuple(given), tuple(actions), faults,
-                 DEFAULT_MAX_DEPTH, False)  # fmt: skip
+    return Setup(registry=registry, flow=flow, input=input, flow_id=flow_id, checks=tuple(given),
+                 actions=tuple(actions), budget=faults, max_depth=DEFAULT_MAX_DEPTH,
+                 dependent_always=False)  # fmt: skip
 
 
 def _analyse(
@@ -268,8 +269,7 @@ def _reachable(nodes: Sequence[Node], inside: Any) -> set[int]:
 
 
 def _replay_setup(setup: Setup, check: LivenessCheck) -> Setup:
-    return Setup(setup.registry, setup.flow, setup.input, setup.flow_id, (check,),
-                 setup.actions, setup.budget, setup.max_depth, setup.dependent_always)  # fmt: skip
+    return dataclasses.replace(setup, checks=(check,))
 
 
 def _stall(

@@ -210,6 +210,17 @@ def test_eventually_a_predicate_that_holds_on_every_fair_run_is_proven() -> None
     assert report.proven and report.checks == ("eventually(stop)",)
 
 
+def test_a_run_that_closes_without_the_predicate_ever_holding_violates_eventually() -> None:
+    def never(state: FlowState) -> bool:
+        return False
+
+    report = explore_liveness(SpinUntilStoppedFlow(), check=checks.eventually(never))
+    (violation,) = report.violations
+    assert violation.lasso is None
+    assert violation.message == "the run ran out of work and eventually(never) never held"
+    assert violation.replay().result.status is FlowStatus.COMPLETED
+
+
 def test_the_schedule_search_checks_the_finite_part_of_eventually_closes() -> None:
     report = explore(StallFlow(), check=checks.eventually_closes(), progress=False)
     assert report.violations[0].message.startswith("the Flow stalled")
