@@ -13,8 +13,9 @@ trace that ``explore.violation.replay`` re-runs from the start in a fresh engine
 
 A state with a coroutine handler in flight cannot be snapshotted: it is reached again by
 restoring the last state that could and re-running the steps since (its ``Point``), and it has
-no key, so it is never merged. An engine that ran such a step holds the suspended coroutine;
-it is closed and replaced before the next restore.
+no key, so it is never merged. An engine that ran such a step holds the suspended coroutine:
+after the next restore its asyncio loop is abandoned (the coroutines of a branch the search has
+left are dropped as a crashed worker's would be) and a fresh one is made on first use.
 """
 
 from __future__ import annotations
@@ -142,17 +143,27 @@ class Driver:
 
     def goto(self, point: Point) -> None:
         """Put the engine at ``point``: restore its anchor, re-run the steps since."""
-        if self._dirty:
-            self.engine.close()
-            self.engine = self._engine()
-            self._dirty = False
         self.engine.restore(point.anchor.snapshot)
+        if self._dirty:
+            self._drop_coroutines()
         self.left = list(point.anchor.left)
         self._dirty = bool(point.path)
         for forced in point.path:
             if self.step(forced) is None:
                 raise RuntimeError("a re-run step found nothing to run: the Flow is not "
                                    "deterministic given its choices")  # fmt: skip
+
+    def _drop_coroutines(self) -> None:
+        """Abandon the loop holding the left branch's suspended handlers; the next is fresh.
+
+        A restore replaced every unit that could resume them, so none ever runs again; the
+        runtime makes a new loop for the next coroutine (its runner asks for it each time).
+        """
+        loop = self.rt._loop
+        if loop is not None and loop.pending_tasks():
+            loop.abandon()
+            self.rt._loop = None
+        self._dirty = False
 
     def enabled(self, names: Naming | None) -> frozenset[tuple[Any, ...]] | None:
         """The options the next step offers, as ``option_of`` names them (None: opaque)."""
