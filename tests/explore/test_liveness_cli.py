@@ -67,3 +67,12 @@ def test_eventually_closes_with_a_safety_check_exits_2(capsys: pytest.CaptureFix
     ])  # fmt: skip
     assert code == 2
     assert "runs its own search: give it without the other checks" in capsys.readouterr().err
+
+
+def test_eventually_closes_on_workers_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
+    code = cli.main([
+        "explore", str(EXAMPLES / "livelock_rally.py"), "--input", "0",
+        "--check", "eventually_closes", "--strategy", "stateful", "--workers", "2",
+    ])  # fmt: skip
+    assert code == 2
+    assert "runs in this process: drop --workers" in capsys.readouterr().err
