@@ -17,11 +17,10 @@ whose futures differ only by names and by when they happen are one state here:
 Values (inputs, Attributes, messages, Waits) are compared by ``repr``, as in
 ``explore.fingerprint``. A handler that reads its own execution number or the absolute clock
 and branches on it could make two states here differ in their futures; a counterexample is
-therefore always replayed concretely (``explore.lasso``); a client action that names an
-execution by id (``Action.skip_timer``) makes the explorer keep the ids (``explore.state_driver``).
-A state that cannot be described (a
-coroutine handler suspended, a unit that is not an engine record, more than one Flow run) has
-no key and is never merged.
+therefore always replayed concretely (``explore.lasso``). A client action that names an
+execution by id (``Action.skip_timer``) makes the driver keep the ids (``explore.state_driver``).
+A state that cannot be described (a coroutine handler suspended, a unit that is not an engine
+record, more than one Flow run) has no key and is never merged.
 """
 
 from __future__ import annotations
