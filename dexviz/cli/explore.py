@@ -140,7 +140,7 @@ def _liveness(flow: Any, initial: Any, checks: list[Any], args: argparse.Namespa
     if len(live) != len(checks):
         raise UsageError("--check eventually_closes runs its own search: give it without the "
                          "other checks (run those in a second dexviz explore)")  # fmt: skip
-    if args.workers != 1 or args.cluster:
+    if args.workers not in (None, 1) or args.cluster:
         raise UsageError("--check eventually_closes runs in this process: drop --workers and "
                          "--cluster")  # fmt: skip
     bound = args.max_schedules or DEFAULT_MAX_STATES
