@@ -19,6 +19,7 @@ from dexviz.analysis.exclusive import ExclusiveReport, exclusive_sections
 from dexviz.analysis.executions import RunExecutions, build_executions
 from dexviz.analysis.failures import RunFailure, run_failure
 from dexviz.history import History
+from dexviz.history.output_files import output_file, write_output_text
 from dexviz.viz.execution_view import execution_graph
 from dexviz.viz.frames import frames
 from dexviz.viz.render import GraphvizNotInstalledError
@@ -50,7 +51,8 @@ def _write_csv(run: RunExecutions, folder: Path) -> Path:
     for column in ("input", "next", "consumed", "published"):
         table[column] = table[column].map(_jsonable)
     target = folder / "executions.csv"
-    table.to_csv(target, index=False, lineterminator="\n")
+    with output_file(target) as temporary:
+        table.to_csv(temporary, index=False, lineterminator="\n")
     return target
 
 
@@ -74,9 +76,12 @@ def write_run_outputs(
         ``{"history": ..., "graph": ..., "timeline": ..., "executions": ...}`` plus
         ``"exclusive"`` when ``channel`` is given.
 
+    Each file is written whole or not at all (see :mod:`dexviz.history.output_files`).
+
     Raises:
         MissingExtraError: matplotlib or pandas is missing (``pip install "dexviz[all]"``).
         ValueError: an empty history, or a ``channel`` the Flow does not declare.
+        OutputWriteError: a file could not be written (the error names it).
     """
     folder = Path(out_dir)
     folder.mkdir(parents=True, exist_ok=True)
@@ -87,9 +92,8 @@ def write_run_outputs(
     written["executions"] = _write_csv(run, folder)
     if channel is not None:
         report = exclusive_sections(run, channel)
-        target = folder / "exclusive-sections.txt"
-        target.write_text(str(report) + "\n", encoding="utf-8")
-        written["exclusive"] = target
+        written["exclusive"] = write_output_text(folder / "exclusive-sections.txt",
+                                                 str(report) + "\n")
     return written
 
 

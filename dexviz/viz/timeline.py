@@ -29,6 +29,7 @@ from dexviz.analysis.executions import RunExecutions, RunSource, as_run
 from dexviz.analysis.names import check_name
 from dexviz.analysis.sections import SectionReport, measured_sections
 from dexviz.history._plural import plural
+from dexviz.history.output_files import output_file, write_output_text
 from dexviz.viz._timeline_lanes import STYLES, TIMER_COLOR, Lane, build_lanes, legend_handles
 from dexviz.viz._timeline_tokens import SMALL_PT, Scale, abbreviations, draw_tokens, pack_rows
 from dexviz.viz._timeline_tokens import verdict as token_verdict
@@ -284,17 +285,21 @@ def _with_hovers(svg: str, hovers: Mapping[str, str]) -> str:
 def save_timeline(figure: Figure, path: str | PathLike[str]) -> Path:
     """Write the Figure to ``path`` (``.svg`` deterministic; ``.png``/``.pdf`` by matplotlib).
 
+    The file is written whole or not at all.
+
     Raises:
         ValueError: the suffix is not ``.svg``, ``.png`` or ``.pdf``.
+        OutputWriteError: the file could not be written (an OSError naming it).
     """
     target = Path(path)
     suffix = target.suffix.lower()
     if suffix == ".svg":
-        target.write_text(timeline_svg(figure), encoding="utf-8")
+        write_output_text(target, timeline_svg(figure))
     elif suffix in (".png", ".pdf"):
         mpl = require("matplotlib", "plot")
-        with mpl.rc_context(_SVG_RC):
-            figure.savefig(target, dpi=150, metadata={"Creator": None, "Software": None}
+        with mpl.rc_context(_SVG_RC), output_file(target) as temporary:
+            figure.savefig(temporary, format=suffix[1:], dpi=150,
+                           metadata={"Creator": None, "Software": None}
                            if suffix == ".png" else {"CreationDate": None})
     else:
         raise ValueError(f"cannot save {target.name!r}: use a .svg, .png or .pdf suffix")
