@@ -13,7 +13,7 @@ from tests.analysis.factory import (
     early_release_history,
     overlapping_token_history,
 )
-from tests.analysis.runs import broken_counterexample
+from tests.analysis.runs import broken_counterexample, contract_edit_run
 
 
 def _seconds(history, time_ns):
@@ -59,3 +59,10 @@ def test_a_counterexample_stopped_at_the_violating_commit_leaves_both_holders_in
 def test_an_unknown_channel_is_an_error_naming_the_flow():
     with pytest.raises(ValueError, match="has no Channel 'contractEditTokn'.*did you mean"):
         measured_sections(contract_edit_history(), "contractEditTokn")
+
+
+@pytest.mark.parametrize("seed", [0, 1, 7])
+def test_the_proven_contract_edit_flow_never_has_two_holders_inside_at_once(seed):
+    # explore() proves exclusive(contractEditToken) for ContractEditFlow: no run may disagree.
+    report = measured_sections(contract_edit_run(seed), TOKEN)
+    assert len(report.sections) == 8 and not report.overlaps
