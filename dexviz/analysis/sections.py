@@ -62,6 +62,12 @@ class Section:
         """The event at which the holder took the token."""
         return self.holding.start_seq
 
+    @property
+    def outlasts_holding(self) -> bool:
+        """True when the section goes on past the release (or the chain is still inside)."""
+        holding = self.holding
+        return self.inside or (self.end_ns, self.end_seq) > (holding.end_ns, holding.end_seq)
+
 
 @dataclass(frozen=True)
 class SectionOverlap:
@@ -101,11 +107,12 @@ def _children(run: RunExecutions) -> dict[str, list[tuple[_Key, str]]]:
 
 def _chain(holding: Holding, children: dict[str, list[tuple[_Key, str]]]) -> list[str]:
     """The holder and every execution created from it after it took the token."""
-    chain, index = [holding.holder], 0
+    chain, index, seen = [holding.holder], 0, {holding.holder}
     while index < len(chain):
         for (_, seq), child in children.get(chain[index], ()):
-            if seq > holding.start_seq and child not in chain:
+            if seq > holding.start_seq and child not in seen:
                 chain.append(child)
+                seen.add(child)
         index += 1
     return chain
 

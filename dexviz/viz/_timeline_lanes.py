@@ -152,8 +152,10 @@ def legend_handles(lanes: Sequence[Lane], report: ExclusiveReport | None,
             handles.append(lines.Line2D([], [], color=INSTANT_TOKEN, marker="D",
                                         markeredgecolor="white", linestyle="none", label=label))
     if sections is not None:
-        handles.append(patches.Patch(facecolor=SECTION_FILL, edgecolor=TOKEN_COLOR,
-                                     linestyle="--", label="in section (until last Step finished)"))
+        if any(s.outlasts_holding for s in sections.sections):
+            handles.append(patches.Patch(facecolor=SECTION_FILL, edgecolor=TOKEN_COLOR,
+                                         linestyle="--",
+                                         label="in section (until last Step finished)"))
         if any(s.inside for s in sections.sections):
             handles.append(lines.Line2D([], [], color=TOKEN_COLOR, marker=">", linestyle="none",
                                         label="still in section"))

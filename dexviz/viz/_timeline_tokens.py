@@ -1,9 +1,11 @@
 """The timeline's token lanes: each holding of a token Channel inside its measured section.
 
-A holder's row shows its holding (a solid bar: from taking the token until publishing it back)
-inside a dashed box: the section the explorer's ``exclusive`` check measures (until the chain's
-last Step finished). Where two sections overlap the rows get a red hatch, or a red line when
-they overlap at one instant; the title line states the overlap from the history itself.
+A holder's row shows its holding (a solid bar: from taking the token until publishing it back).
+Where the section the explorer's ``exclusive`` check measures lasts longer (the chain's last
+Step finished after the release, or is still running), a dashed box around the bar shows the
+whole section; a section that ends at its release is its holding, and gets no box (one artist
+per holding keeps large runs fast). Where two sections overlap the rows get a red hatch, or a
+red line when they overlap at one instant; the title line states the overlap from the history.
 """
 
 from __future__ import annotations
@@ -112,7 +114,8 @@ def draw_tokens(ax: Axes, report: ExclusiveReport, rows: Sequence[Sequence[Secti
     for y, row in enumerate(rows):
         for section in row:
             row_of[section.holder] = y
-            _draw_section(ax, report.channel, section, y, scale)
+            if section.outlasts_holding:
+                _draw_section(ax, report.channel, section, y, scale)
             _draw_holding(ax, section.holding, y, texts.get(section.holder), scale)
     for overlap in overlaps.overlaps:
         ys = [row_of[overlap.first.holder], row_of[overlap.second.holder]]

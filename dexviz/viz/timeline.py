@@ -2,12 +2,12 @@
 
 One lane per execution (grouped by Step type or by branch), with segments for the queue, each
 WaitFor attempt, the condition wait, each Execute attempt (failed ones red and hatched), retry
-backoff, and cancellation marks; optional lanes for a token Channel's holdings, each inside the
-section the explorer's ``exclusive`` check measures (until the chain's last Step finished), with
-any overlap of sections drawn in red and stated in the title. The x axis is seconds since the
-Flow's start. Above ``collapse_above`` executions the lanes collapse to one per group. The
-Figure is built with ``matplotlib.figure.Figure`` (no pyplot state); every artist carries a
-``gid`` (``lane:<lane>:<style>``, ``holding:<channel>:<holder>``,
+backoff, and cancellation marks; optional lanes for a token Channel's holdings, with a dashed box
+where the section the explorer's ``exclusive`` check measures (until the chain's last Step
+finished) lasts longer, and any overlap of sections drawn in red and stated in the title. The
+x axis is seconds since the Flow's start. Above ``collapse_above`` executions the lanes
+collapse to one per group. The Figure is built with ``matplotlib.figure.Figure`` (no pyplot
+state); every artist carries a ``gid`` (``lane:<lane>:<style>``, ``holding:<channel>:<holder>``,
 ``section:<channel>:<holder>``, ``overlap:<a>:<b>``) so tests and tools can find what was
 drawn. In the SVG, a lane's failed attempts carry a ``<title>`` (the hover text): each
 failure's error and stack trace.

@@ -66,3 +66,10 @@ def test_the_proven_contract_edit_flow_never_has_two_holders_inside_at_once(seed
     # explore() proves exclusive(contractEditToken) for ContractEditFlow: no run may disagree.
     report = measured_sections(contract_edit_run(seed), TOKEN)
     assert len(report.sections) == 8 and not report.overlaps
+
+
+def test_only_a_section_that_goes_on_past_its_release_outlasts_its_holding():
+    early = measured_sections(early_release_history(), TOKEN).sections
+    assert [s.outlasts_holding for s in early] == [True, False]
+    assert not any(s.outlasts_holding for s in measured_sections(contract_edit_history(),
+                                                                 TOKEN).sections)

@@ -96,9 +96,10 @@ def test_a_counterexample_timeline_marks_an_overlap_at_one_instant_and_who_is_st
     assert inside == {f"inside:{TOKEN}:EnterContractEdit-{n}" for n in (1, 2)}
 
 
-def test_holders_that_never_overlap_say_so():
+def test_holders_that_never_overlap_say_so_and_sections_ending_at_the_release_get_no_box():
     figure = timeline(contract_edit_history(), channel=TOKEN)
     assert "no two holders overlap" in figure.axes[0].get_title(loc="left")
+    assert not _boxes(figure, "section:")  # each section is its holding: the bar shows it
 
 
 def test_failed_attempts_backoff_and_waits_are_drawn_where_they_happened():
