@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from dexviz.cli.common import EXIT_FAILED, EXIT_OK, CliError, UsageError, prepare_out_dir
+from dexviz.history.output_files import write_output_text
 
 DIFF_OUTPUT_NAMES = ("diff.html", "diff.txt")
 """What ``dexviz diff --out DIR`` writes."""
@@ -56,7 +57,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
         out_dir = Path(args.out)
         prepare_out_dir(out_dir, DIFF_OUTPUT_NAMES)
         result.to_html(out_dir / "diff.html")
-        (out_dir / "diff.txt").write_text(result.summary(len(result)) + "\n", encoding="utf-8")
+        write_output_text(out_dir / "diff.txt", result.summary(len(result)) + "\n")
         print(f"wrote {out_dir / 'diff.html'}")
     return EXIT_FAILED if result else EXIT_OK
 

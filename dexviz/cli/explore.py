@@ -182,6 +182,6 @@ def cmd_explore(args: argparse.Namespace) -> int:
     prepare_out_dir(out, ("counterexample.jsonl",))
     run = report.violations[0].replay()
     target = out / "counterexample.jsonl"
-    target.write_text(run.history.to_jsonl(), encoding="utf-8")
+    run.history.save(target)
     print(f"counterexample history (violating commit at seq {run.violating_seq}): {target}")
     return EXIT_FAILED

@@ -25,6 +25,7 @@ from dexviz.cli.common import (
 )
 from dexviz.cli.dex_input import add_dex_arguments, dex_file_history, dex_history, out_file
 from dexviz.history._plural import plural
+from dexviz.history.output_files import OutputWriteError
 
 if TYPE_CHECKING:
     from dexviz.history import History
@@ -148,6 +149,8 @@ def cmd_report(args: argparse.Namespace) -> int:
     try:
         written = write_report(history, out, token_channel=args.channel,
                                flow_source=source, graph=args.graph)
+    except OutputWriteError as error:  # names the file already
+        raise CliError(describe(error)) from error
     except OSError as error:
         raise CliError(f"cannot write {str(out)!r}: {describe(error)}") from error
     size = written.stat().st_size

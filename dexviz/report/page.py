@@ -17,6 +17,7 @@ from pathlib import Path
 from dexviz.engine import SimulationRun
 from dexviz.history import History
 from dexviz.history._plural import plural
+from dexviz.history.output_files import write_output_text
 from dexviz.replay.focus import fit_note
 from dexviz.replay.frame import PANELS, Frame, frames
 from dexviz.replay.graphs import GraphUnavailable
@@ -249,10 +250,11 @@ def write_report(source: ReplaySource, path: str | PathLike[str], *,
                  start: int = -1) -> Path:
     """Write the one-file HTML replay of ``source`` to ``path`` and return the path.
 
-    The options are those of :func:`report_html`.
+    The options are those of :func:`report_html`. The file is written whole or not at all.
+
+    Raises:
+        OutputWriteError: the file could not be written (an OSError naming it).
     """
-    target = Path(path)
     text = report_html(source, token_channel=token_channel, flow_source=flow_source,
                        collapse_at=collapse_at, graph=graph, start=start)
-    target.write_text(text, encoding="utf-8")
-    return target
+    return write_output_text(path, text)
