@@ -1,0 +1,243 @@
+"""RecordedOrder: the chooser that makes a replay follow a run's recorded order of work.
+
+A replay cannot trust the recorded seed to reproduce the recorded schedule: runs that shared
+an engine with other Flows drew their choices from one seeded source with them, and the seed
+says nothing of the order once the code changed. So the replay engine runs with this chooser
+(the engine's :class:`~dexviz.engine.choice.Chooser` hook) instead. Before each pick among
+ready units it looks at the next recorded event the replay has not produced yet, and takes the
+ready unit that acts for that event's execution (preferring the one whose kind of work, such
+as the first attempt of ``execute`` or a fired timer, is that event's). Each published message
+is offered first to the waiter the record says took one next. When no ready unit can produce
+the next recorded event, the order diverges there: the chooser notes an
+:class:`OrderDivergence` and makes every later pick in queue order.
+
+Units are engine records (:mod:`dexviz.engine.units`, ``QueuedStart``) that name their run and
+execution; an asyncio callback of a coroutine handler is attributed to its execution through
+its Task, as the explorer does (:func:`dexviz.explore.owners.owner_of`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence, Set
+from dataclasses import dataclass
+from typing import Any
+
+from dexviz.engine.choice import FaultPoint
+from dexviz.engine.invoke import QueuedStart
+from dexviz.engine.loop import LoopCallback
+from dexviz.engine.units import TimerFired, Unit
+from dexviz.explore.owners import owner_of
+from dexviz.history import Event, EventKind
+
+__all__ = ["OrderDivergence", "RecordedOrder"]
+
+_FROM_CLIENT = frozenset({EventKind.CHANNEL_EXTERNAL_PUBLISH})
+"""Recorded events no unit produces: the replay makes them itself between units."""
+
+_ATTEMPT_KINDS = frozenset({"retry", "lock", "resume"})
+"""Unit kinds whose work starts with an ``AttemptStarted``."""
+
+_MISMATCH, _UNKNOWN, _SAME_EXECUTION, _SAME_WORK = -1, 0, 1, 2
+
+
+@dataclass(frozen=True)
+class OrderDivergence:
+    """The first recorded event the replay could not produce in its recorded place.
+
+    Attributes:
+        seq: The recorded event's ``seq``.
+        kind: Its kind.
+        execution_id: Its execution (None for an event of the run as a whole).
+        step_type: Its Step type.
+        method: Its method.
+        replayed: What the replay did instead: ``{"ready": [...]}`` when none of the units it
+            had ready acts for that execution (each as ``"execution work"``), else the event
+            it committed in that place (``kind``, ``execution_id``, ``method``).
+    """
+
+    seq: int
+    kind: str
+    execution_id: str | None
+    step_type: str | None
+    method: str | None
+    replayed: dict[str, Any]
+
+    @classmethod
+    def of(cls, recorded: Event, replayed: dict[str, Any]) -> OrderDivergence:
+        """The divergence at ``recorded``, where the replay did ``replayed`` instead."""
+        return cls(
+            recorded.seq,
+            str(recorded.kind),
+            recorded.execution_id,
+            recorded.step_type,
+            recorded.method,
+            replayed,
+        )
+
+    @property
+    def recorded(self) -> dict[str, Any]:
+        """The recorded side, as a Divergence states it."""
+        return {"kind": self.kind, "execution_id": self.execution_id, "method": self.method}
+
+
+class RecordedOrder:
+    """A :class:`~dexviz.engine.choice.Chooser` that follows one recorded run's events.
+
+    The replay's store tells it each commit of the replayed Flow (:meth:`committed`): that is
+    how far the replay has come, and which replayed execution each recorded one is (a history
+    whose executions were numbered otherwise replays as well).
+
+    Args:
+        flow_id: The replayed Flow's id.
+        events: The recorded run's events, in order.
+        tasks: The replay's coroutine Tasks, each mapped to its execution id (looked up
+            again whenever a Task is not in it yet).
+    """
+
+    def __init__(
+        self,
+        flow_id: str,
+        events: Sequence[Event],
+        tasks: Callable[[], dict[asyncio.Task[Any], str]],
+    ) -> None:
+        self._flow_id = flow_id
+        self._events = events
+        self._tasks_of = tasks
+        self.produced = 0
+        self._renamed: dict[str, str] = {}
+        self._recorded_of: dict[str, str] = {}
+        self._tasks: dict[asyncio.Task[Any], str] = {}
+        self._satisfied: dict[str | None, int] = {
+            e.execution_id: e.seq
+            for e in events
+            if e.kind == EventKind.WAIT_SATISFIED and e.execution_id
+        }
+        self.divergence: OrderDivergence | None = None
+
+    def committed(self, events: Sequence[Event]) -> None:
+        """The replayed Flow committed ``events``: check them against the record, move on.
+
+        Each must be the recorded event in its place (kind, execution, method); the
+        executions it creates are paired with the recorded ones, whatever their numbers.
+        """
+        start = self.produced
+        self.produced = start + len(events)
+        if self.divergence is not None:
+            return
+        recorded = self._events[start : self.produced]
+        for mine, theirs in zip(recorded, events, strict=False):
+            if not self._same_place(mine, theirs):
+                self.divergence = OrderDivergence.of(
+                    mine,
+                    {
+                        "kind": str(theirs.kind),
+                        "execution_id": theirs.execution_id,
+                        "method": theirs.method,
+                    },
+                )
+                return
+
+    def _same_place(self, mine: Event, theirs: Event) -> bool:
+        if mine.kind != theirs.kind or mine.step_type != theirs.step_type:
+            return False
+        expected, found = mine.execution_id, theirs.execution_id
+        if expected != found and expected and found:
+            if theirs.kind != EventKind.STEP_EXECUTION_CREATED:
+                return self._renamed.get(expected) == found
+            self._renamed[expected] = found
+            self._recorded_of[found] = expected
+        return mine.method == theirs.method
+
+    def ready(self, units: Sequence[Callable[[], None]]) -> int:
+        """The ready unit that produces the next recorded event (queue order once diverged)."""
+        produced = self.produced
+        if self.divergence is not None or produced >= len(self._events):
+            return 0
+        event = self._events[produced]
+        if event.kind in _FROM_CLIENT:
+            return 0
+        best, best_score = 0, _MISMATCH
+        for index, unit in enumerate(units):
+            score = self._score(unit, event)
+            if score > best_score:
+                best, best_score = index, score
+                if score == _SAME_WORK:
+                    break
+        if best_score == _MISMATCH:
+            ready = [self._describe(unit) for unit in units]
+            self.divergence = OrderDivergence.of(event, {"ready": ready})
+        return best
+
+    def waiter(self, waiters: Sequence[Any], unready: Set[str]) -> int:
+        """The open waiter whose recorded wait was satisfied first (else the first open one)."""
+        satisfied = self._satisfied
+        best, best_seq = -1, None
+        for position, execution in enumerate(waiters):
+            execution_id = execution.execution_id
+            if execution_id in unready:
+                continue
+            seq = satisfied.get(self._recorded_id(execution_id))
+            if best < 0 or (seq is not None and (best_seq is None or seq < best_seq)):
+                best, best_seq = position, seq
+        return max(best, 0)
+
+    def _recorded_id(self, execution_id: str) -> str:
+        """The recorded id of a replayed execution (the same id unless numbered otherwise)."""
+        return self._recorded_of.get(execution_id, execution_id)
+
+    def fault(self, point: FaultPoint) -> bool:
+        """Never: a replay injects only the recorded faults, which its FaultPlan names."""
+        return False
+
+    def _score(self, unit: Callable[[], None], event: Event) -> int:
+        owner = self._owner(unit)
+        if owner is None:
+            return _UNKNOWN
+        flow_id, execution_id = owner
+        if flow_id != self._flow_id:
+            return _UNKNOWN  # another run's work (a SubFlow): the record cannot say
+        expected = event.execution_id
+        if execution_id != self._renamed.get(expected, expected):  # type: ignore[arg-type]
+            # An asyncio callback may be a step of a coroutine that commits nothing yet; if it
+            # commits out of place, ``committed`` says so.
+            return _UNKNOWN if isinstance(unit, LoopCallback) else _MISMATCH
+        return _SAME_WORK if _does(unit, event) else _SAME_EXECUTION
+
+    def _owner(self, unit: Callable[[], None]) -> tuple[str, str | None] | None:
+        """The unit's ``(flow id, execution id)``; None when it cannot be told."""
+        if isinstance(unit, (QueuedStart, Unit)):
+            execution = unit.execution
+            return unit[1].flow_id, execution.execution_id if execution is not None else None
+        if isinstance(unit, LoopCallback):
+            found = owner_of(unit, self._tasks)
+            if found is None:
+                self._tasks = self._tasks_of()
+                found = owner_of(unit, self._tasks)
+            return None if found is None else (self._flow_id, found)
+        return None
+
+    def _describe(self, unit: Callable[[], None]) -> str:
+        """``"EditContract-1 execute"``: the unit's execution and its work."""
+        owner = self._owner(unit)
+        if isinstance(unit, QueuedStart):
+            work = unit.method
+        elif isinstance(unit, Unit):
+            work = unit.kind
+        else:
+            work = "asyncio callback"
+        return f"{(owner[1] if owner is not None else None) or 'the run'} {work}"
+
+    def __repr__(self) -> str:
+        return f"RecordedOrder({self._flow_id!r}, events={len(self._events)})"
+
+
+def _does(unit: Callable[[], None], event: Event) -> bool:
+    """Whether ``unit``'s kind of work is what ``event`` records."""
+    if isinstance(unit, QueuedStart):
+        return event.kind == EventKind.ATTEMPT_STARTED and event.method == unit.method
+    if isinstance(unit, TimerFired):
+        return event.kind == EventKind.TIMER_FIRED
+    if isinstance(unit, Unit):
+        return unit.kind in _ATTEMPT_KINDS and event.kind == EventKind.ATTEMPT_STARTED
+    return event.kind != EventKind.ATTEMPT_STARTED
