@@ -9,6 +9,7 @@ relative to their import root, so a seeded simulation records the same text on e
 
 from __future__ import annotations
 
+import functools
 import re
 import sys
 import sysconfig
@@ -80,6 +81,12 @@ def _from_handler(tb: TracebackType | None) -> TracebackType | None:
     return tb
 
 
+@functools.lru_cache(maxsize=256)
+def _resolved(root: str) -> str:
+    """An absolute import root with its links resolved (once: every failed attempt asks)."""
+    return str(Path(root).resolve())
+
+
 def _relative(filename: str) -> str:
     """``filename`` relative to the longest import root holding it, else its base name."""
     path = Path(filename)
@@ -88,7 +95,7 @@ def _relative(filename: str) -> str:
     roots = [str(_PACKAGE_ROOT), *(entry for entry in sys.path if entry)]
     best = ""
     for root in roots:
-        resolved = str(Path(root).resolve())
+        resolved = _resolved(root) if root.startswith("/") else str(Path(root).resolve())
         if filename.startswith(resolved.rstrip("/") + "/") and len(resolved) > len(best):
             best = resolved
     return Path(filename).relative_to(best).as_posix() if best else path.name
