@@ -66,6 +66,16 @@ def test_the_page_marks_the_divergence_and_says_what_it_compares(runs, page):
     assert 'class="dx-side-title">run b</div>' in blocks[-1]
 
 
+def test_a_compare_debugger_writes_its_compared_run_into_its_page(runs, tmp_path):
+    pytest.importorskip("ipywidgets")
+    from dexviz.widgets import Debugger
+
+    recorded, changed = runs
+    written = Debugger(recorded, compare=changed).to_html(tmp_path / "d.html")
+    text = written.read_text(encoding="utf-8")
+    assert "ContractEditFlow · compare" in text and "dx-diff-now" in text
+
+
 def test_a_run_compared_with_itself_says_there_is_no_difference(tmp_path):
     run = history(3)
     data = island(report_html(run, compare=run))
