@@ -236,10 +236,7 @@ def report_html(source: ReplaySource, *, token_channel: str | None = None,
     shown = start + size if start < 0 else start
     if not 0 <= shown < size:
         raise ValueError(f"start={start} is outside the history of {size} events")
-    if compare is None and isinstance(getattr(source, "paired", None), Paired):
-        compare = getattr(source, "paired")  # noqa: B009 - a Debugger in compare mode
-    paired = None if compare is None else paired_with(debugger, compare, collapse_at)
-    blocks = None if paired is None else list(compare_blocks(debugger, paired))
+    paired, blocks = _compare_mode(source, compare, debugger, collapse_at)
     all_frames = list(frames(debugger))
     sections, timelines, ids = _pictures(debugger, shown)
     pair = None if paired is None or blocks is None else (paired, blocks[shown])
@@ -252,6 +249,21 @@ def report_html(source: ReplaySource, *, token_channel: str | None = None,
             f"<title>{title}</title><style>{css}</style></head><body>{body}"
             f'<script type="application/json" id="dx-data">{script_json(data)}</script>'
             f"<script>{REPORT_JS}</script></body></html>\n")
+
+
+def _compare_mode(source: ReplaySource, compare: CompareSource | None, debugger: Replay,
+                  collapse_at: int | str | None) -> tuple[Paired | None, list[str] | None]:
+    """The pairing with the compared run and each event's compare block (None without one).
+
+    A Debugger in compare mode brings its compared run when ``compare`` is not given.
+    """
+    other: object = compare
+    if other is None and isinstance(getattr(source, "paired", None), Paired):
+        other = getattr(source, "paired")  # noqa: B009 - read only where it exists
+    if other is None:
+        return None, None
+    paired = paired_with(debugger, other, collapse_at)
+    return paired, list(compare_blocks(debugger, paired))
 
 
 def _replay_of(source: ReplaySource, token_channel: str | None, flow_source: object | None,
