@@ -232,7 +232,7 @@ def _start_event(run_id: str, events: Sequence[Event]) -> Event:
             "which the replay does not reproduce yet"
         )
     for event in events:
-        reason = _UNSUPPORTED.get(event.kind) if isinstance(event.kind, EventKind) else None
+        reason = _UNSUPPORTED.get(event.kind)
         if reason is None and event.kind == EventKind.ATTEMPT_FAILED:
             cause = event.payload.get("reason")
             reason = f"an attempt {cause}" if cause in ("timeout", "crash") else None
