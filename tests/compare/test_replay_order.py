@@ -196,3 +196,50 @@ def test_the_chooser_notes_a_commit_out_of_its_recorded_place():
     divergence = order.divergence
     assert divergence is not None and divergence.seq == 8
     assert divergence.replayed["execution_id"] == history[8].execution_id
+
+
+# ------------------------------------------------------------ client publishes, two engines' worth
+
+NUMBERS = dexviz.Channel("numbers", int)
+
+
+class Collect(dexviz.Step[int]):
+    def wait_for(self, context: dexviz.Context, value: int) -> dexviz.Wait:
+        return dexviz.Wait.until(NUMBERS.for_n(2))
+
+    def execute(self, context: dexviz.Context, value: int) -> dexviz.StepDecision:
+        return dexviz.dead_end()
+
+
+class Start(dexviz.Step[int]):
+    def execute(self, context: dexviz.Context, value: int) -> dexviz.StepDecision:
+        return dexviz.go_to_many(*(dexviz.StepMovement(Collect, n) for n in range(value)))
+
+
+class CollectFlow(dexviz.Flow[int]):
+    def get_steps(self) -> dexviz.StepList[int]:
+        return dexviz.StepList.start_step(Start()).other_steps(Collect())
+
+    def get_persistence_schema(self) -> dexviz.PersistenceSchema:
+        return dexviz.PersistenceSchema.of(NUMBERS)
+
+
+def test_client_publishes_of_flows_sharing_an_engine_reach_the_recorded_waiters():
+    flow = CollectFlow()
+    with Engine(flow, seed=2) as engine:
+        client = engine.client()
+        for flow_id in ("left", "right"):
+            client.start_flow(flow, flow_id, 3)
+        engine.run_until_idle()
+        for number in range(6):
+            for flow_id in ("left", "right"):
+                client.publish(flow_id, NUMBERS, number)
+                engine.run_until_idle()
+        histories = [engine.history(flow_id) for flow_id in ("left", "right")]
+    for history in histories:
+        takers = [e.execution_id for e in history if e.kind == EventKind.WAIT_SATISFIED]
+        assert len(takers) == 3
+        check = replay_check(history, CollectFlow())
+        assert check.compatible, check.describe()
+        replayed = [e.execution_id for e in check.replayed if e.kind == EventKind.WAIT_SATISFIED]
+        assert replayed == takers
