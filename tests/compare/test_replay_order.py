@@ -59,6 +59,12 @@ def test_a_directory_of_runs_from_one_shared_engine_replays_compatible(shared, t
         "edit-a.jsonl: edit-a: compatible",
         "edit-b.jsonl: edit-b: compatible",
     ]
+    for verdict, history in zip(checked.verdicts, histories, strict=True):
+        assert verdict.check is not None
+        comparison = verdict.check.comparison  # folded only now: the replay gave back the run
+        assert not comparison and len(comparison.pairs) == len(
+            {e.execution_id for e in history if e.execution_id}
+        )
 
 
 def test_a_sqlite_store_written_by_one_engine_of_two_flows_replays_compatible(shared, tmp_path):
