@@ -23,8 +23,13 @@ from dexviz.engine.store import MemoryStore
 from dexviz.history import Event, EventKind
 from dexviz.sdk import Registry
 from dexviz.sdk.definitions import FlowDefinition
+from dexviz.sdk.errors import SimulationLimitError
 
-__all__ = ["Replayed", "ReplayError", "replay_events"]
+__all__ = ["UNITS_PER_EVENT", "Replayed", "ReplayError", "replay_events"]
+
+UNITS_PER_EVENT = 50
+"""A replay may run this many units of work per recorded event (plus 1,000) before it stops:
+code that now loops for ever is refused with a ReplayError rather than run without end."""
 
 
 class ReplayError(ValueError):
@@ -57,7 +62,12 @@ class _ReplayStore(MemoryStore):
 def replay_events(
     events: Sequence[Event], start: Event, registry: Registry, definition: FlowDefinition
 ) -> Replayed:
-    """Run ``definition``'s Flow again as the recorded ``events`` ran (``start`` is the first)."""
+    """Run ``definition``'s Flow again as the recorded ``events`` ran (``start`` is the first).
+
+    Raises:
+        ReplayError: the current code ran past the replay's budget of units of work
+            (``UNITS_PER_EVENT`` per recorded event), or publishes to a Channel it no longer has.
+    """
     flow_id = start.flow_id
     epoch = datetime.fromtimestamp(start.time_ns / 1e9, tz=UTC)
     plan = FaultPlan.of(*recorded_faults(events))
@@ -73,17 +83,37 @@ def replay_events(
         chooser=chooser,
     )
     engines.append(engine)
-    with engine:
-        client = engine.client()
-        client.start_flow(
-            definition.flow, flow_id, _start_input(registry, definition, start.payload.get("input"))
-        )
-        for publish in events:
-            if publish.kind == EventKind.CHANNEL_EXTERNAL_PUBLISH:
-                _run_to(engine, chooser, publish.seq - 1)
-                _publish(client, registry, definition, flow_id, publish)
-        engine.run_until_idle()
-        return Replayed(tuple(store.history(flow_id)), chooser.divergence)
+    budget = UNITS_PER_EVENT * len(events) + 1000
+    try:
+        with engine:
+            return _drive(engine, chooser, events, registry, definition, budget)
+    except SimulationLimitError as error:
+        raise ReplayError(
+            f"Flow {flow_id!r}: the current code ran past {budget} units of work "
+            f"where the recorded run has {len(events)} events ({error})"
+        ) from None
+
+
+def _drive(
+    engine: Engine,
+    chooser: RecordedOrder,
+    events: Sequence[Event],
+    registry: Registry,
+    definition: FlowDefinition,
+    budget: int,
+) -> Replayed:
+    """Start the run as recorded, make each client publish in its place, run to the end."""
+    start = events[0]
+    flow_id = start.flow_id
+    client = engine.client()
+    data = _start_input(registry, definition, start.payload.get("input"))
+    client.start_flow(definition.flow, flow_id, data)
+    for publish in events:
+        if publish.kind == EventKind.CHANNEL_EXTERNAL_PUBLISH:
+            _run_to(engine, chooser, publish.seq - 1, budget)
+            _publish(client, registry, definition, flow_id, publish)
+    engine.run_until_idle(max_units=budget)
+    return Replayed(tuple(engine.history(flow_id)), chooser.divergence)
 
 
 def _tasks(engine: Engine, flow_id: str) -> dict[asyncio.Task[Any], str]:
@@ -107,11 +137,11 @@ def _start_input(registry: Registry, definition: FlowDefinition, data: Any) -> A
     )
 
 
-def _run_to(engine: Engine, chooser: RecordedOrder, seq: int) -> None:
+def _run_to(engine: Engine, chooser: RecordedOrder, seq: int, budget: int) -> None:
     """Run until the replayed Flow has committed ``seq`` events (or has nothing left to run)."""
     if chooser.produced >= seq:
         return
-    engine.run(until=lambda _: chooser.produced >= seq)
+    engine.run(until=lambda _: chooser.produced >= seq, max_units=budget)
 
 
 def _publish(

@@ -9,7 +9,7 @@ import pytest
 
 import dexviz
 from dexviz.analysis.run_diff import Aspect
-from dexviz.compare import replay_check, replay_check_store
+from dexviz.compare import ReplayError, replay_check, replay_check_store
 from dexviz.compare.recorded_order import RecordedOrder
 from dexviz.engine import Engine, SQLiteStore
 from dexviz.engine.invoke import QueuedStart
@@ -249,3 +249,23 @@ def test_client_publishes_of_flows_sharing_an_engine_reach_the_recorded_waiters(
         assert check.compatible, check.describe()
         replayed = [e.execution_id for e in check.replayed if e.kind == EventKind.WAIT_SATISFIED]
         assert replayed == takers
+
+
+class Again(dexviz.Step[int]):
+    forever = False
+
+    def execute(self, context: dexviz.Context, value: int) -> dexviz.StepDecision:
+        return dexviz.go_to(Again, value) if self.forever else dexviz.dead_end()
+
+
+class AgainFlow(dexviz.Flow[int]):
+    def get_steps(self) -> dexviz.StepList[int]:
+        return dexviz.StepList.start_step(Again())
+
+
+def test_code_that_now_runs_for_ever_is_refused_once_past_the_replays_budget(monkeypatch):
+    history = dexviz.simulate(AgainFlow(), 1).history
+    assert replay_check(history, AgainFlow()).compatible
+    monkeypatch.setattr(Again, "forever", True)
+    with pytest.raises(ReplayError, match=r"ran past \d+ units of work where the recorded run"):
+        replay_check(history, AgainFlow())
