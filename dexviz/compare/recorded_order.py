@@ -106,13 +106,14 @@ class RecordedOrder:
         self._tasks_of = tasks
         self.produced = 0
         self._renamed: dict[str, str] = {}
-        self._recorded_of: dict[str, str] = {}
         self._tasks: dict[asyncio.Task[Any], str] = {}
-        self._satisfied: dict[str | None, int] = {
-            e.execution_id: e.seq
+        # The recorded waits satisfied, in order: which waiter took a message next.
+        self._satisfied = [
+            (e.seq, e.execution_id)
             for e in events
             if e.kind == EventKind.WAIT_SATISFIED and e.execution_id
-        }
+        ]
+        self._next_satisfied = 0
         self.divergence: OrderDivergence | None = None
 
     def committed(self, events: Sequence[Event]) -> None:
@@ -146,7 +147,6 @@ class RecordedOrder:
             if theirs.kind != EventKind.STEP_EXECUTION_CREATED:
                 return self._renamed.get(expected) == found
             self._renamed[expected] = found
-            self._recorded_of[found] = expected
         return mine.method == theirs.method
 
     def ready(self, units: Sequence[Callable[[], None]]) -> int:
@@ -158,8 +158,15 @@ class RecordedOrder:
         if event.kind in _FROM_CLIENT:
             return 0
         best, best_score = 0, _MISMATCH
+        expected = self._renamed.get(event.execution_id or "", event.execution_id)
         for index, unit in enumerate(units):
-            score = self._score(unit, event)
+            if type(unit) is QueuedStart and unit[1].flow_id == self._flow_id:
+                # The usual unit, told here without a call: another execution's, or this one.
+                if unit[2].execution_id != expected:
+                    continue
+                score = _SAME_WORK if _does(unit, event) else _SAME_EXECUTION
+            else:
+                score = self._score(unit, event)
             if score > best_score:
                 best, best_score = index, score
                 if score == _SAME_WORK:
@@ -170,21 +177,22 @@ class RecordedOrder:
         return best
 
     def waiter(self, waiters: Sequence[Any], unready: Set[str]) -> int:
-        """The open waiter whose recorded wait was satisfied first (else the first open one)."""
-        satisfied = self._satisfied
-        best, best_seq = -1, None
-        for position, execution in enumerate(waiters):
-            execution_id = execution.execution_id
-            if execution_id in unready:
-                continue
-            seq = satisfied.get(self._recorded_id(execution_id))
-            if best < 0 or (seq is not None and (best_seq is None or seq < best_seq)):
-                best, best_seq = position, seq
-        return max(best, 0)
-
-    def _recorded_id(self, execution_id: str) -> str:
-        """The recorded id of a replayed execution (the same id unless numbered otherwise)."""
-        return self._recorded_of.get(execution_id, execution_id)
+        """The open waiter whose recorded wait was satisfied next (else the first open one)."""
+        positions = {ex.execution_id: n for n, ex in enumerate(waiters)}
+        for execution_id in unready:
+            positions.pop(execution_id, None)
+        if not positions:
+            return 0
+        satisfied, renamed = self._satisfied, self._renamed
+        start = self._next_satisfied
+        while start < len(satisfied) and satisfied[start][0] <= self.produced:
+            start += 1
+        self._next_satisfied = start
+        for _, recorded_id in satisfied[start:]:
+            found = positions.get(renamed.get(recorded_id, recorded_id))
+            if found is not None:
+                return found
+        return min(positions.values())
 
     def fault(self, point: FaultPoint) -> bool:
         """Never: a replay injects only the recorded faults, which its FaultPlan names."""

@@ -46,7 +46,7 @@ __all__ = ["Divergence", "ReplayCheck", "ReplayError", "SourceLocation", "replay
 Flows = Registry | Flow[Any] | Sequence[Flow[Any]]
 """The current code: a Flow, a list of Flows, or a Registry."""
 
-_UNSUPPORTED = {
+_UNSUPPORTED: dict[str, str] = {
     EventKind.RPC_EXECUTION_COMPLETED: "an RPC call",
     EventKind.TIME_TRAVEL_FORK: "a time travel",
     EventKind.RECOVERED: "an engine recovery",
