@@ -226,7 +226,7 @@ class RecordedOrder:
         return None
 
     def _describe(self, unit: Callable[[], None]) -> str:
-        """``"EditContract-1 execute"``: the unit's execution and its work."""
+        """``"EditContract-1 execute"``: the unit's execution (or run) and its work."""
         owner = self._owner(unit)
         if isinstance(unit, QueuedStart):
             work = unit.method
@@ -234,7 +234,13 @@ class RecordedOrder:
             work = unit.kind
         else:
             work = "asyncio callback"
-        return f"{(owner[1] if owner is not None else None) or 'the run'} {work}"
+        if owner is None:
+            who = "an execution not told"
+        elif owner[0] != self._flow_id:
+            who = f"Flow {owner[0]!r} {owner[1] or 'run'}"
+        else:
+            who = owner[1] or "the run"
+        return f"{who} {work}"
 
     def __repr__(self) -> str:
         return f"RecordedOrder({self._flow_id!r}, events={len(self._events)})"
