@@ -188,7 +188,8 @@ class RecordedOrder:
         while start < len(satisfied) and satisfied[start][0] <= self.produced:
             start += 1
         self._next_satisfied = start
-        for _, recorded_id in satisfied[start:]:
+        for number in range(start, len(satisfied)):  # no copy of the rest per message
+            recorded_id = satisfied[number][1]
             found = positions.get(renamed.get(recorded_id, recorded_id))
             if found is not None:
                 return found
