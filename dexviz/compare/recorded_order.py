@@ -114,6 +114,8 @@ class RecordedOrder:
             if e.kind == EventKind.WAIT_SATISFIED and e.execution_id
         ]
         self._next_satisfied = 0
+        # Each waiter list's positions by execution id, as last seen (checked on every use).
+        self._waiter_positions: dict[int, dict[str, int]] = {}
         self.divergence: OrderDivergence | None = None
 
     def committed(self, events: Sequence[Event]) -> None:
@@ -178,22 +180,21 @@ class RecordedOrder:
 
     def waiter(self, waiters: Sequence[Any], unready: Set[str]) -> int:
         """The open waiter whose recorded wait was satisfied next (else the first open one)."""
-        positions = {ex.execution_id: n for n, ex in enumerate(waiters)}
-        for execution_id in unready:
-            positions.pop(execution_id, None)
-        if not positions:
-            return 0
         satisfied, renamed = self._satisfied, self._renamed
         start = self._next_satisfied
         while start < len(satisfied) and satisfied[start][0] <= self.produced:
             start += 1
         self._next_satisfied = start
+        positions = _Positions(waiters, self._waiter_positions)
         for number in range(start, len(satisfied)):  # no copy of the rest per message
             recorded_id = satisfied[number][1]
-            found = positions.get(renamed.get(recorded_id, recorded_id))
+            execution_id = renamed.get(recorded_id, recorded_id)
+            if execution_id in unready:
+                continue
+            found = positions.of(execution_id)
             if found is not None:
                 return found
-        return min(positions.values())
+        return next((n for n, ex in enumerate(waiters) if ex.execution_id not in unready), 0)
 
     def fault(self, point: FaultPoint) -> bool:
         """Never: a replay injects only the recorded faults, which its FaultPlan names."""
@@ -245,6 +246,42 @@ class RecordedOrder:
 
     def __repr__(self) -> str:
         return f"RecordedOrder({self._flow_id!r}, events={len(self._events)})"
+
+
+class _Positions:
+    """Where an execution sits in a waiter list, from the positions seen last time.
+
+    The engine's waiter lists change a little between offers (one added at the end, one
+    removed with the last moved into its place), so the positions seen before are mostly
+    still right: each is checked before use, and the list is indexed again, once per offer,
+    only when one is wrong or missing.
+    """
+
+    __slots__ = ("_waiters", "_known", "_cache", "_fresh")
+
+    def __init__(self, waiters: Sequence[Any], cache: dict[int, dict[str, int]]) -> None:
+        self._waiters = waiters
+        self._cache = cache
+        self._known = cache.get(id(waiters))
+        self._fresh = False
+
+    def of(self, execution_id: str) -> int | None:
+        """The position of ``execution_id`` in the list, or None when it is not there."""
+        waiters, known = self._waiters, self._known
+        if known is not None:
+            position = known.get(execution_id)
+            if (
+                position is not None
+                and position < len(waiters)
+                and waiters[position].execution_id == execution_id
+            ):
+                return position
+            if self._fresh:
+                return None
+        known = self._known = {ex.execution_id: n for n, ex in enumerate(waiters)}
+        self._cache[id(waiters)] = known
+        self._fresh = True
+        return known.get(execution_id)
 
 
 def _does(unit: Callable[[], None], event: Event) -> bool:
