@@ -114,6 +114,7 @@ class RecordedOrder:
             if e.kind == EventKind.WAIT_SATISFIED and e.execution_id
         ]
         self._next_satisfied = 0
+        self._index = _ReadyIndex()
         # Each waiter list's positions by execution id, as last seen (checked on every use).
         self._waiter_positions: dict[int, dict[str, int]] = {}
         self.divergence: OrderDivergence | None = None
@@ -159,8 +160,15 @@ class RecordedOrder:
         event = self._events[produced]
         if event.kind in _FROM_CLIENT:
             return 0
-        best, best_score = 0, _MISMATCH
         expected = self._renamed.get(event.execution_id or "", event.execution_id)
+        found = self._index.find(units, expected, self._flow_id)
+        if found is not None and _does(units[found], event):
+            return self._index.picked(units, found)
+        return self._index.picked(units, self._scan(units, event, expected))
+
+    def _scan(self, units: Sequence[Callable[[], None]], event: Event, expected: Any) -> int:
+        """The best ready unit for ``event`` by looking at each (a divergence when none fits)."""
+        best, best_score = 0, _MISMATCH
         for index, unit in enumerate(units):
             if type(unit) is QueuedStart and unit[1].flow_id == self._flow_id:
                 # The usual unit, told here without a call: another execution's, or this one.
@@ -246,6 +254,58 @@ class RecordedOrder:
 
     def __repr__(self) -> str:
         return f"RecordedOrder({self._flow_id!r}, events={len(self._events)})"
+
+
+class _ReadyIndex:
+    """Where each execution's queued first attempt sits among the ready units, kept across picks.
+
+    The engine takes a picked unit out by moving the last one into its place and appends new
+    ones at the end; the index follows that, reads only the units appended since, and checks
+    every position before it trusts it, so a wrong guess costs a scan, never a wrong pick.
+    """
+
+    __slots__ = ("_positions", "_seen")
+
+    def __init__(self) -> None:
+        self._positions: dict[str, int] = {}
+        self._seen = 0
+
+    def find(self, units: Sequence[Any], execution_id: Any, flow_id: str) -> int | None:
+        """The position of ``execution_id``'s queued first attempt, or None."""
+        positions = self._positions
+        if len(units) < self._seen:  # units left without a pick (one was alone): look again
+            positions.clear()
+            self._seen = 0
+        for index in range(self._seen, len(units)):
+            unit = units[index]
+            if type(unit) is QueuedStart and unit[1].flow_id == flow_id:
+                positions[unit[2].execution_id] = index
+        self._seen = len(units)
+        found = positions.get(execution_id)
+        if found is None or found >= len(units):
+            return None
+        unit = units[found]
+        if type(unit) is QueuedStart and unit[2].execution_id == execution_id:
+            return found
+        positions.clear()  # out of step with the engine's list: read all of it next time
+        self._seen = 0
+        return None
+
+    def picked(self, units: Sequence[Any], index: int) -> int:
+        """Follow the engine taking ``units[index]`` out; returns ``index``."""
+        positions, last = self._positions, len(units) - 1
+        unit = units[index]
+        if type(unit) is QueuedStart and positions.get(unit[2].execution_id) == index:
+            del positions[unit[2].execution_id]
+        moved = units[last]
+        if (
+            index != last
+            and type(moved) is QueuedStart
+            and (positions.get(moved[2].execution_id) == last)
+        ):
+            positions[moved[2].execution_id] = index
+        self._seen = last
+        return index
 
 
 class _Positions:
