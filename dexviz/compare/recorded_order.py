@@ -40,6 +40,9 @@ _ATTEMPT_KINDS = frozenset({"retry", "lock", "resume"})
 
 _MISMATCH, _UNKNOWN, _SAME_EXECUTION, _SAME_WORK = -1, 0, 1, 2
 
+_INDEXED = 16
+"""From this many ready units on, a pick looks its unit up in a kept index (else it scans)."""
+
 
 @dataclass(frozen=True)
 class OrderDivergence:
@@ -161,6 +164,9 @@ class RecordedOrder:
         if event.kind in _FROM_CLIENT:
             return 0
         expected = self._renamed.get(event.execution_id or "", event.execution_id)
+        if len(units) < _INDEXED:
+            self._index.forget()
+            return self._scan(units, event, expected)
         found = self._index.find(units, expected, self._flow_id)
         if found is not None and _does(units[found], event):
             return self._index.picked(units, found)
@@ -290,6 +296,12 @@ class _ReadyIndex:
         positions.clear()  # out of step with the engine's list: read all of it next time
         self._seen = 0
         return None
+
+    def forget(self) -> None:
+        """Units are picked without the index now: read them all when it is used again."""
+        if self._seen:
+            self._positions.clear()
+            self._seen = 0
 
     def picked(self, units: Sequence[Any], index: int) -> int:
         """Follow the engine taking ``units[index]`` out; returns ``index``."""
