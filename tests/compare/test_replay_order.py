@@ -269,3 +269,19 @@ def test_code_that_now_runs_for_ever_is_refused_once_past_the_replays_budget(mon
     monkeypatch.setattr(Again, "forever", True)
     with pytest.raises(ReplayError, match=r"ran past \d+ units of work where the recorded run"):
         replay_check(history, AgainFlow())
+
+
+def test_wide_runs_of_a_shared_engine_replay_and_a_changed_decision_still_diverges(shared):
+    folder, original, _ = shared
+    flow = original.ContractEditFlow()
+    with Engine(flow, seed=9) as engine:
+        client = engine.client()
+        client.start_flow(flow, "wide-a", original.sample_edits(40))
+        client.start_flow(flow, "wide-b", original.sample_edits(30))
+        engine.run_until_idle()
+        histories = [engine.history("wide-a"), engine.history("wide-b")]
+    edited = load_variant(folder, CHANGES["changed decision"]).ContractEditFlow()
+    for history in histories:  # dozens of first attempts are ready at once
+        assert replay_check(history, flow).compatible
+        divergence = replay_check(history, edited).first_divergence
+        assert divergence is not None and divergence.aspect is Aspect.DECISION
