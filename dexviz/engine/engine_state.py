@@ -18,19 +18,24 @@ its bytes can be sent to another process.
 
 from __future__ import annotations
 
+import _random
+import heapq
 import io
 import pickle
+import random
 from typing import TYPE_CHECKING, Any
 
 from dexviz.engine.decide import DEFAULT_OPTIONS
 from dexviz.engine.invoke import QueuedStart
-from dexviz.engine.state_copy import StateCopier
+from dexviz.engine.state_copy import Memo, _dict, copy_value
 from dexviz.engine.step_settings import StepSettings
 from dexviz.engine.store import MemoryStore
 from dexviz.engine.units import Unit
 
 if TYPE_CHECKING:
+    from dexviz.engine.faults import FaultPlan
     from dexviz.engine.runtime import Runtime
+    from dexviz.engine.scheduler import Scheduler
 
 _SERVICES = (
     "invoker", "waits", "fast", "decisions", "subflows", "timeouts", "starts", "time_travel",
@@ -82,21 +87,15 @@ class EngineState:
     id_rng: Any
     id_millis: int
     id_prefix: str
-    histories: dict[str, Any]
+    histories: dict[str, tuple[list[Any], int]]
     commits: int
     streams: dict[Any, Any]
     fault_counts: tuple[int, set[int], int]
 
     @classmethod
     def of(cls, rt: Runtime) -> EngineState:
-        """The parts of ``rt``'s state (references, not copies)."""
-        sim, store, faults = rt.sim, rt.store, rt.faults
-        if sim is None:
-            raise SnapshotError("a live engine cannot be snapshotted: its handlers run on threads")
-        if type(store) is not MemoryStore:
-            raise SnapshotError(
-                f"snapshot needs the in-memory store; this engine commits to {type(store).__name__}"
-            )
+        """The parts of ``rt``'s state (references, not copies; each history as its length)."""
+        sim, store, faults = _checked(rt)
         state = cls.__new__(cls)
         state.runs, state.previous_runs = rt.runs, rt.previous_runs
         state.locks, state.stale_skips = rt._locks, rt._stale_skips
@@ -106,29 +105,45 @@ class EngineState:
         state.can_first_seq = rt.continue_as_new._first_seq
         state.now_ns, state.ready, state.timers = sim.now_ns, sim._ready, sim._timers
         state.timer_seq = sim._timer_seq
-        state.choice_rng, state.id_rng = sim._rng.getstate(), rt.ids.getstate()
+        state.choice_rng, state.id_rng = _rng_state(sim._rng), _rng_state(rt.ids)
         state.id_millis, state.id_prefix = rt._id_millis, rt._id_prefix
-        state.histories, state.commits = store._events, store.commits
-        state.streams = rt.streams._logs
+        # A committed log only ever grows: its first ``len`` events are the history now.
+        state.histories = {flow_id: (log, len(log)) for flow_id, log in store._events.items()}
+        state.commits, state.streams = store.commits, rt.streams._logs
         state.fault_counts = (faults.commits, faults._fired, faults.spent)
         return state
 
     def copied(self) -> EngineState:
         """An independent copy: mutable parts copied once each, immutable parts shared."""
-        c = StateCopier()
-        cp = c.copy
+        memo: Memo = {}
         new = EngineState.__new__(EngineState)
-        new.runs, new.previous_runs = cp(self.runs), cp(self.previous_runs)
-        new.locks, new.stale_skips = cp(self.locks), cp(self.stale_skips)
-        new.subflow_parents = cp(self.subflow_parents)
-        new.flow_timers, new.flow_policies = cp(self.flow_timers), dict(self.flow_policies)
+        new.runs = {k: copy_value(memo, run) for k, run in self.runs.items()}
+        # Most tables are empty in most runs: no call for those.
+        table = self.previous_runs
+        new.previous_runs = _dict(memo, table) if table else {}
+        table = self.locks
+        new.locks = _dict(memo, table) if table else {}
+        table = self.stale_skips
+        new.stale_skips = _dict(memo, table) if table else {}
+        table = self.subflow_parents
+        new.subflow_parents = _dict(memo, table) if table else {}
+        table = self.flow_timers
+        new.flow_timers = _dict(memo, table) if table else {}
+        new.flow_policies = dict(self.flow_policies)
         new.can_requested, new.can_first_seq = set(self.can_requested), dict(self.can_first_seq)
-        new.now_ns, new.ready, new.timers = self.now_ns, cp(self.ready), cp(self.timers)
-        new.timer_seq, new.choice_rng, new.id_rng = self.timer_seq, self.choice_rng, self.id_rng
+        new.now_ns, new.timer_seq = self.now_ns, self.timer_seq
+        new.ready = [copy_value(memo, unit) for unit in self.ready]
+        # A canceled timer is left out (see state_copy); the rest is still a heap after that.
+        timers = self.timers
+        new.timers = [copy_value(memo, t) for t in timers if not t.canceled]
+        if len(new.timers) != len(timers):
+            heapq.heapify(new.timers)
+        new.choice_rng, new.id_rng = self.choice_rng, self.id_rng
         new.id_millis, new.id_prefix = self.id_millis, self.id_prefix
-        # Recorded events are immutable: a history is copied as a list of the same events.
-        new.histories = {flow_id: list(log) for flow_id, log in self.histories.items()}
-        new.commits, new.streams = self.commits, cp(self.streams)
+        # Histories are shared: each is a length into a log that is only ever appended to.
+        new.histories, new.commits = self.histories, self.commits
+        table = self.streams
+        new.streams = _dict(memo, table) if table else {}
         commits, fired, spent = self.fault_counts
         new.fault_counts = (commits, set(fired), spent)
         return new
@@ -150,19 +165,74 @@ class EngineState:
         sim.now_ns, sim._timer_seq = self.now_ns, self.timer_seq
         sim._ready[:] = self.ready
         sim._timers[:] = self.timers
-        sim._rng.setstate(self.choice_rng)
-        rt.ids.setstate(self.id_rng)
+        _set_rng_state(sim._rng, self.choice_rng)
+        _set_rng_state(rt.ids, self.id_rng)
         rt._id_millis, rt._id_prefix = self.id_millis, self.id_prefix
-        _replace(store._events, self.histories)
+        logs = store._events
+        logs.clear()
+        for flow_id, (log, length) in self.histories.items():
+            # The log itself while it is no longer (nothing holds more of it, and the engine
+            # only appends), else a new log of its first events: the longer one stays as is.
+            logs[flow_id] = log if len(log) == length else log[:length]
         store.commits = self.commits
         _replace(rt.streams._logs, self.streams)
         faults.commits, fired, faults.spent = self.fault_counts
         faults._fired = set(fired)
 
+    def __getstate__(self) -> tuple[Any, ...]:
+        values = [getattr(self, name) for name in EngineState.__slots__]
+        # Pickled, a history is the events it holds (not the longer log it shares).
+        values[EngineState.__slots__.index("histories")] = {
+            flow_id: log[:length] for flow_id, (log, length) in self.histories.items()
+        }
+        return tuple(values)
+
+    def __setstate__(self, values: tuple[Any, ...]) -> None:
+        for name, value in zip(EngineState.__slots__, values, strict=True):
+            setattr(self, name, value)
+        logs: dict[str, list[Any]] = values[EngineState.__slots__.index("histories")]
+        self.histories = {flow_id: (log, len(log)) for flow_id, log in logs.items()}
+
+
+def _checked(rt: Runtime) -> tuple[Scheduler, MemoryStore, FaultPlan]:
+    """The parts of ``rt`` that hold a snapshot's state, once it is one a snapshot can hold."""
+    sim, store = rt.sim, rt.store
+    if sim is None:
+        raise SnapshotError("a live engine cannot be snapshotted: its handlers run on threads")
+    if type(store) is not MemoryStore:
+        raise SnapshotError(
+            f"snapshot needs the in-memory store; this engine commits to {type(store).__name__}"
+        )
+    return sim, store, rt.faults
+
+
+_c_getstate, _c_setstate = _random.Random.getstate, _random.Random.setstate
+
+
+def _rng_state(rng: random.Random) -> Any:
+    """``rng.getstate()``, with the generator's words read in one C call when it is a Random.
+
+    ``Random.getstate`` wraps that call in a Python method, which is measurable on a
+    snapshot's budget; the one value it adds that can change (the spare Gaussian) is kept.
+    """
+    if type(rng) is random.Random:
+        return (_c_getstate(rng), rng.gauss_next)  # type: ignore[attr-defined]
+    return rng.getstate()
+
+
+def _set_rng_state(rng: random.Random, state: Any) -> None:
+    """Put back what :func:`_rng_state` read."""
+    if type(rng) is random.Random:
+        words, rng.gauss_next = state  # type: ignore[attr-defined]
+        _c_setstate(rng, words)
+    else:
+        rng.setstate(state)
+
 
 def _replace(target: dict[Any, Any], source: dict[Any, Any]) -> None:
-    target.clear()
-    target.update(source)
+    if target or source:
+        target.clear()
+        target.update(source)
 
 
 class EngineSnapshot:
@@ -365,5 +435,5 @@ def restore(rt: Runtime, snapshot: EngineSnapshot) -> None:
         )
     if rt.closed:
         raise SnapshotError("this engine is closed (or crashed): create a new one to restore into")
-    EngineState.of(rt)  # the same checks as a snapshot: simulation, in-memory store
+    _checked(rt)  # the same checks as a snapshot: simulation, in-memory store
     snapshot.state_for(rt).install(rt)
