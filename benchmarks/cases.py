@@ -243,12 +243,12 @@ def dexviz_snapshot(reviewers: int) -> dict[str, float]:
 
 def reference_chain(flows: int = CHAINS) -> dict[str, float]:
     """The same chains on the reference engine."""
-    return _small_chains(ref, ref.RefEngine(seed=1), flows, paused=False)
+    return _small_chains(ref, ref.RefEngine(seed=1), flows, paused=True)
 
 
 def reference_handoff(contenders: int) -> dict[str, float]:
     """The same token hand-off on the reference engine."""
-    return _small_handoff(ref, ref.RefEngine(seed=1), contenders, paused=False)
+    return _small_handoff(ref, ref.RefEngine(seed=1), contenders, paused=True)
 
 
 def floor_chain(flows: int = CHAINS) -> dict[str, float]:
