@@ -18,13 +18,12 @@ its bytes can be sent to another process.
 
 from __future__ import annotations
 
-import _random
 import heapq
 import io
 import pickle
-import random
 from typing import TYPE_CHECKING, Any
 
+from dexviz.engine import rng_state
 from dexviz.engine.decide import DEFAULT_OPTIONS
 from dexviz.engine.invoke import QueuedStart
 from dexviz.engine.state_copy import Memo, _dict, copy_value
@@ -105,7 +104,7 @@ class EngineState:
         state.can_first_seq = rt.continue_as_new._first_seq
         state.now_ns, state.ready, state.timers = sim.now_ns, sim._ready, sim._timers
         state.timer_seq = sim._timer_seq
-        state.choice_rng, state.id_rng = _rng_state(sim._rng), _rng_state(rt.ids)
+        state.choice_rng, state.id_rng = rng_state.read(sim._rng), rng_state.read(rt.ids)
         state.id_millis, state.id_prefix = rt._id_millis, rt._id_prefix
         # A committed log only ever grows: its first ``len`` events are the history now.
         state.histories = {flow_id: (log, len(log)) for flow_id, log in store._events.items()}
@@ -165,8 +164,8 @@ class EngineState:
         sim.now_ns, sim._timer_seq = self.now_ns, self.timer_seq
         sim._ready[:] = self.ready
         sim._timers[:] = self.timers
-        _set_rng_state(sim._rng, self.choice_rng)
-        _set_rng_state(rt.ids, self.id_rng)
+        rng_state.write(sim._rng, self.choice_rng)
+        rng_state.write(rt.ids, self.id_rng)
         rt._id_millis, rt._id_prefix = self.id_millis, self.id_prefix
         logs = store._events
         logs.clear()
@@ -180,12 +179,15 @@ class EngineState:
         faults._fired = set(fired)
 
     def __getstate__(self) -> tuple[Any, ...]:
-        values = [getattr(self, name) for name in EngineState.__slots__]
-        # Pickled, a history is the events it holds (not the longer log it shares).
-        values[EngineState.__slots__.index("histories")] = {
+        values = {name: getattr(self, name) for name in EngineState.__slots__}
+        # Pickled, a history is the events it holds (not the longer log it shares), and the
+        # random sources' states are in getstate()'s form (not this process's raw fields).
+        values["histories"] = {
             flow_id: log[:length] for flow_id, (log, length) in self.histories.items()
         }
-        return tuple(values)
+        values["choice_rng"] = rng_state.portable(self.choice_rng)
+        values["id_rng"] = rng_state.portable(self.id_rng)
+        return tuple(values.values())
 
     def __setstate__(self, values: tuple[Any, ...]) -> None:
         for name, value in zip(EngineState.__slots__, values, strict=True):
@@ -204,29 +206,6 @@ def _checked(rt: Runtime) -> tuple[Scheduler, MemoryStore, FaultPlan]:
             f"snapshot needs the in-memory store; this engine commits to {type(store).__name__}"
         )
     return sim, store, rt.faults
-
-
-_c_getstate, _c_setstate = _random.Random.getstate, _random.Random.setstate
-
-
-def _rng_state(rng: random.Random) -> Any:
-    """``rng.getstate()``, with the generator's words read in one C call when it is a Random.
-
-    ``Random.getstate`` wraps that call in a Python method, which is measurable on a
-    snapshot's budget; the one value it adds that can change (the spare Gaussian) is kept.
-    """
-    if type(rng) is random.Random:
-        return (_c_getstate(rng), rng.gauss_next)  # type: ignore[attr-defined]
-    return rng.getstate()
-
-
-def _set_rng_state(rng: random.Random, state: Any) -> None:
-    """Put back what :func:`_rng_state` read."""
-    if type(rng) is random.Random:
-        words, rng.gauss_next = state  # type: ignore[attr-defined]
-        _c_setstate(rng, words)
-    else:
-        rng.setstate(state)
 
 
 def _replace(target: dict[Any, Any], source: dict[Any, Any]) -> None:
