@@ -268,7 +268,7 @@ def _small_chains(module: Any, engine: Any, flows: int, *, paused: bool) -> dict
     """Steps per second of ``flows`` chains on the reference engine or the floor (``module``)."""
     for i in range(flows):
         engine.start(f"chain-{i}", module.Link, 0)
-    collector = _collector(paused)  # before the clock starts: it may import dexviz
+    collector = _collector(paused)
     wall, cpu = time.perf_counter(), time.process_time()
     with collector:
         steps = engine.run()
@@ -283,7 +283,7 @@ def _small_handoff(
     """Microseconds per hand-off on the reference engine or the floor (``module``)."""
     module.ROUNDS = max(1, HANDOFFS // contenders)
     engine.start("token", module.Contend, contenders)
-    collector = _collector(paused)  # before the clock starts: it may import dexviz
+    collector = _collector(paused)
     wall, cpu = time.perf_counter(), time.process_time()
     with collector:
         engine.run()
@@ -293,12 +293,23 @@ def _small_handoff(
 
 
 def _collector(paused: bool) -> AbstractContextManager[None]:
-    """``Engine.run``'s pause of the collector, or nothing (dexviz is imported only for it)."""
-    if not paused:
-        return nullcontext()
-    from dexviz.engine.runtime import relaxed_gc
+    """``Engine.run``'s pause of the collector (``relaxed_gc``), or nothing."""
+    return _paused() if paused else nullcontext()
 
-    return relaxed_gc()
+
+@contextmanager
+def _paused() -> Iterator[None]:
+    """What ``dexviz.engine.runtime.relaxed_gc`` does, without importing dexviz.
+
+    Importing it would put dexviz's modules into the reference's peak RSS.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def reference_gc() -> dict[str, float]:

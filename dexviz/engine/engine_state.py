@@ -9,6 +9,12 @@ counters, the Stream logs and the committed histories. Caches derived from the d
 (the fast path's per-Step settings, the shared Wait shapes, start specs) are not state: an
 engine rebuilds them on first use, so a restored engine may start with them empty.
 
+In the process that took it, a snapshot shares what the engine never changes again: each
+committed history is a length into the engine's log (logs are only ever appended to; a
+restore hands the engine that log while it is no longer, else a new list of its first
+events), settled executions are the same objects (:mod:`dexviz.engine.state_copy`), and the
+random sources' states are their raw fields (:mod:`dexviz.engine.rng_state`).
+
 A snapshot pickles that state once. What belongs to the Flows rather than to the run (the
 Registry, each FlowDefinition and StepDefinition, the Step objects, their options, the
 engine's own services) is written as a name and resolved in the engine that restores it, so a
@@ -220,8 +226,9 @@ class EngineSnapshot:
     Made by ``Engine.snapshot()`` and put back by ``Engine.restore(snapshot)``, in the same
     engine or in a new engine of the same Flows: the run then continues exactly as it would
     have from that point, history byte for byte. In the engine that took it, a snapshot is a
-    copy of the state (restoring copies it again, so one snapshot restores any number of
-    times). Pickled, it is the state's bytes with the Flows' definitions named, not copied:
+    copy of the state's live parts that shares the parts the engine never changes again
+    (committed histories, ended executions; see the module docstring); restoring copies it
+    again, so one snapshot restores any number of times. Pickled, it is the state's bytes with the Flows' definitions named, not copied:
     what to send to another process. ``flow_types`` are the Flows it needs, ``time_ns`` its
     engine time; two snapshots are equal when their pickled states are.
     """
