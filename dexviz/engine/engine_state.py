@@ -30,10 +30,9 @@ import pickle
 from typing import TYPE_CHECKING, Any
 
 from dexviz.engine import rng_state
-from dexviz.engine.decide import DEFAULT_OPTIONS
 from dexviz.engine.invoke import QueuedStart
+from dexviz.engine.snapshot_names import NamedPickler, NamedUnpickler
 from dexviz.engine.state_copy import Memo, _dict, copy_value
-from dexviz.engine.step_settings import StepSettings
 from dexviz.engine.store import MemoryStore
 from dexviz.engine.units import Unit
 
@@ -41,21 +40,6 @@ if TYPE_CHECKING:
     from dexviz.engine.faults import FaultPlan
     from dexviz.engine.runtime import Runtime
     from dexviz.engine.scheduler import Scheduler
-
-_SERVICES = (
-    "invoker", "waits", "fast", "decisions", "subflows", "timeouts", "starts", "time_travel",
-    "continue_as_new", "recorder", "scheduler", "store", "streams", "registry", "codecs",
-    "runner", "chooser", "faults",
-)  # fmt: skip
-"""Runtime attributes that are services of the engine: named in a snapshot, never copied."""
-
-
-def _constants() -> tuple[Any, ...]:
-    """Shared module-level values the state may point at: named, so they stay shared."""
-    from dexviz.engine import context, state
-
-    return (DEFAULT_OPTIONS, state._NO_QUEUES, context._NOTHING)
-
 
 class SnapshotError(RuntimeError):
     """The engine is not at a point a snapshot can describe, or a snapshot does not fit it."""
@@ -228,9 +212,10 @@ class EngineSnapshot:
     have from that point, history byte for byte. In the engine that took it, a snapshot is a
     copy of the state's live parts that shares the parts the engine never changes again
     (committed histories, ended executions; see the module docstring); restoring copies it
-    again, so one snapshot restores any number of times. Pickled, it is the state's bytes with the Flows' definitions named, not copied:
-    what to send to another process. ``flow_types`` are the Flows it needs, ``time_ns`` its
-    engine time; two snapshots are equal when their pickled states are.
+    again, so one snapshot restores any number of times. Pickled, it is the state's bytes
+    with the Flows' definitions named, not copied: what to send to another process.
+    ``flow_types`` are the Flows it needs, ``time_ns`` its engine time; two snapshots are
+    equal when their pickled states are.
     """
 
     __slots__ = ("_state", "_origin", "_data", "flow_types", "time_ns")
@@ -260,7 +245,7 @@ class EngineSnapshot:
         """A fresh copy of the state, with the Flows' definitions and services of ``rt``."""
         if self._origin is rt and self._state is not None:
             return self._state.copied()
-        state: EngineState = _Unpickler(io.BytesIO(self.data), rt).load()
+        state: EngineState = NamedUnpickler(io.BytesIO(self.data), rt).load()
         return state
 
     def __reduce__(self) -> tuple[Any, ...]:
@@ -286,98 +271,13 @@ def _loaded(data: bytes, flow_types: tuple[str, ...], time_ns: int) -> EngineSna
 def _dumps(rt: Runtime, state: EngineState) -> bytes:
     buffer = io.BytesIO()
     try:
-        _Pickler(buffer, _names_of(rt)).dump(state)
+        NamedPickler(buffer, rt).dump(state)
     except (pickle.PicklingError, TypeError, AttributeError) as error:
         raise SnapshotError(
             f"the engine's state holds a value that cannot be pickled: {error} (Step inputs, "
             "Attributes and messages must be picklable, and Flows defined at module level)"
         ) from error
     return buffer.getvalue()
-
-
-def _names(rt: Runtime) -> dict[int, tuple[Any, ...]]:
-    """The objects a snapshot names instead of copying, by ``id``, with their names."""
-    names: dict[int, tuple[Any, ...]] = {id(rt): ("runtime",)}
-    for index, constant in enumerate(_constants()):
-        names[id(constant)] = ("constant", index)
-    for service in _SERVICES:
-        value = getattr(rt, service, None)
-        if value is not None:
-            names.setdefault(id(value), ("service", service))
-    for definition in rt.registry.definitions:
-        flow_type = definition.flow_type
-        names[id(definition)] = ("flow", flow_type)
-        names[id(definition.flow)] = ("flow-object", flow_type)
-        for step_type, step in definition.steps.items():
-            names[id(step)] = ("step", flow_type, step_type)
-            names[id(step.step)] = ("step-object", flow_type, step_type)
-            if step.options is not None:
-                names.setdefault(id(step.options), ("step-options", flow_type, step_type))
-        for kind, table in (("channel", definition.channels), ("attribute", definition.attributes),
-                            ("rpc", definition.rpcs)):  # fmt: skip
-            for name, value in table.items():
-                names.setdefault(id(value), (kind, flow_type, name))
-    return names
-
-
-def _resolve(rt: Runtime, name: tuple[Any, ...]) -> Any:
-    """The object of ``rt`` that ``name`` (from ``_names`` of another engine) stands for."""
-    kind = name[0]
-    if kind == "runtime":
-        return rt
-    if kind == "constant":
-        return _constants()[name[1]]
-    if kind == "service":
-        return getattr(rt, name[1])
-    definition = rt.registry.definition(name[1])
-    if kind == "flow":
-        return definition
-    if kind == "flow-object":
-        return definition.flow
-    if kind == "settings":
-        return rt.fast.settings(definition.steps[name[2]])
-    if kind in ("step", "step-object", "step-options"):
-        step = definition.steps[name[2]]
-        return {"step": step, "step-object": step.step, "step-options": step.options}[kind]
-    if kind == "channel":
-        return definition.channels[name[2]]
-    if kind == "attribute":
-        return definition.attributes[name[2]]
-    return definition.rpcs[name[2]]
-
-
-class _Pickler(pickle.Pickler):
-    def __init__(self, file: io.BytesIO, names: dict[int, tuple[Any, ...]]) -> None:
-        super().__init__(file, pickle.HIGHEST_PROTOCOL)
-        self._names = names
-
-    def persistent_id(self, obj: Any) -> Any:
-        found = self._names.get(id(obj))
-        if found is not None:
-            return found
-        if type(obj) is StepSettings:
-            step = self._names.get(id(obj.step))
-            if step is not None:
-                return ("settings", *step[1:])
-        return None
-
-
-class _Unpickler(pickle.Unpickler):
-    def __init__(self, file: io.BytesIO, rt: Runtime) -> None:
-        super().__init__(file)
-        self._rt = rt
-
-    def persistent_load(self, pid: Any) -> Any:
-        return _resolve(self._rt, pid)
-
-
-def _names_of(rt: Runtime) -> dict[int, tuple[Any, ...]]:
-    """``_names(rt)``, worked out once per runtime (its Flows and services do not change)."""
-    cached = rt.snapshot_names
-    if cached is None:
-        cached = _names(rt)
-        rt.snapshot_names = cached
-    return cached
 
 
 def _records_only(rt: Runtime) -> bool:
