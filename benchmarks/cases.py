@@ -242,12 +242,12 @@ def dexviz_snapshot(reviewers: int) -> dict[str, float]:
 
 
 def reference_chain(flows: int = CHAINS) -> dict[str, float]:
-    """The same chains on the reference engine."""
+    """The same chains on the reference engine (the collector paused, as ``Engine.run`` does)."""
     return _small_chains(ref, ref.RefEngine(seed=1), flows, paused=True)
 
 
 def reference_handoff(contenders: int) -> dict[str, float]:
-    """The same token hand-off on the reference engine."""
+    """The same token hand-off on the reference engine (the collector paused, as in dexviz)."""
     return _small_handoff(ref, ref.RefEngine(seed=1), contenders, paused=True)
 
 
@@ -328,11 +328,12 @@ def reference_gc() -> dict[str, float]:
 
 
 def reference_fanout(width: int) -> dict[str, float]:
-    """The same fan-out and join on the reference engine."""
+    """The same fan-out and join on the reference engine (the collector paused, as in dexviz)."""
     engine = ref.RefEngine(seed=1)
     wall, cpu = time.perf_counter(), time.process_time()
-    engine.start("fan", ref.Fan, width)
-    engine.run()
+    with _paused():
+        engine.start("fan", ref.Fan, width)
+        engine.run()
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     assert engine.flows["fan"].outputs == [width]
     return {"value": wall * 1e3, "cpu_value": cpu * 1e3}
