@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 from dexviz.engine import rng_state
 from dexviz.engine.invoke import QueuedStart
 from dexviz.engine.snapshot_names import NamedPickler, NamedUnpickler
-from dexviz.engine.state_copy import Memo, _dict, copy_value
+from dexviz.engine.state_copy import Memo, copy_dict, copy_value
 from dexviz.engine.store import MemoryStore
 from dexviz.engine.units import Unit
 
@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from dexviz.engine.faults import FaultPlan
     from dexviz.engine.runtime import Runtime
     from dexviz.engine.scheduler import Scheduler
+
 
 class SnapshotError(RuntimeError):
     """The engine is not at a point a snapshot can describe, or a snapshot does not fit it."""
@@ -109,15 +110,15 @@ class EngineState:
         new.runs = {k: copy_value(memo, run) for k, run in self.runs.items()}
         # Most tables are empty in most runs: no call for those.
         table = self.previous_runs
-        new.previous_runs = _dict(memo, table) if table else {}
+        new.previous_runs = copy_dict(memo, table) if table else {}
         table = self.locks
-        new.locks = _dict(memo, table) if table else {}
+        new.locks = copy_dict(memo, table) if table else {}
         table = self.stale_skips
-        new.stale_skips = _dict(memo, table) if table else {}
+        new.stale_skips = copy_dict(memo, table) if table else {}
         table = self.subflow_parents
-        new.subflow_parents = _dict(memo, table) if table else {}
+        new.subflow_parents = copy_dict(memo, table) if table else {}
         table = self.flow_timers
-        new.flow_timers = _dict(memo, table) if table else {}
+        new.flow_timers = copy_dict(memo, table) if table else {}
         new.flow_policies = dict(self.flow_policies)
         new.can_requested, new.can_first_seq = set(self.can_requested), dict(self.can_first_seq)
         new.now_ns, new.timer_seq = self.now_ns, self.timer_seq
@@ -132,7 +133,7 @@ class EngineState:
         # Histories are shared: each is a length into a log that is only ever appended to.
         new.histories, new.commits = self.histories, self.commits
         table = self.streams
-        new.streams = _dict(memo, table) if table else {}
+        new.streams = copy_dict(memo, table) if table else {}
         commits, fired, spent = self.fault_counts
         new.fault_counts = (commits, set(fired), spent)
         return new
