@@ -297,8 +297,7 @@ class Engine:
             SnapshotError: a live engine, a durable store, a coroutine handler in flight, or a
                 value in the state that cannot be pickled.
         """
-        # pickle loads only for snapshots; ``import a.b as c`` skips from-import's Python code.
-        import dexviz.engine.engine_state as engine_state
+        from dexviz.engine import engine_state  # pickle loads only for snapshots
 
         self._check_open()
         with self._rt.lock:
@@ -310,7 +309,7 @@ class Engine:
         Raises:
             SnapshotError: the snapshot is of other Flows, or this engine cannot hold it.
         """
-        import dexviz.engine.engine_state as engine_state
+        from dexviz.engine import engine_state
 
         self._check_open()
         with self._rt.lock:
