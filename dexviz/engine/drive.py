@@ -1,4 +1,4 @@
-"""Drive: ``Engine.run``'s loop — the scheduler's pick, the unit and its commit, inlined.
+"""Drive: ``Engine.run``'s loop — the scheduler's pick and the unit inlined, then the commit.
 
 :meth:`Runtime.run_unit` runs one unit with a fresh event list and the full commit cycle;
 ``Engine.run`` runs thousands in a row, so this loop does the same work without a call or a
