@@ -64,14 +64,8 @@ class Kernel:
         self.sim: Scheduler | None = None
         self.scheduler: Scheduler | LiveScheduler
         self.runner: SimRunner | LiveRunner
-        if live:
-            self.scheduler = LiveScheduler(seed, self.lock, self.errors.append, commit)
-            self.runner = LiveRunner(self.scheduler, self.clock_millis)
-            self.chooser: Chooser = chooser or SeededChooser(self.scheduler.rng)
-        else:
-            self.sim = self.scheduler = Scheduler(seed, epoch_ns, chooser)
-            self.chooser = self.sim.chooser
-            self.runner = SimRunner(lambda: self.loop, self.clock_millis)
+        self.chooser: Chooser
+        self._start_clock(seed, epoch_ns, live, chooser, commit)
         self._loop: VirtualLoop | None = None
         self.store: Store = store if store is not None else MemoryStore()
         self.recorder = Recorder(self.store, self.scheduler)
@@ -87,6 +81,24 @@ class Kernel:
         self.ids = random.Random(f"dexviz-run-ids:{seed}")
         self._id_millis = -1
         self._id_prefix = ""
+
+    def _start_clock(
+        self,
+        seed: int,
+        epoch_ns: int,
+        live: bool,
+        chooser: Chooser | None,
+        commit: Callable[[], None],
+    ) -> None:
+        """The scheduler, runner and chooser: virtual time in simulation, threads when live."""
+        if live:
+            self.scheduler = LiveScheduler(seed, self.lock, self.errors.append, commit)
+            self.runner = LiveRunner(self.scheduler, self.clock_millis)
+            self.chooser = chooser or SeededChooser(self.scheduler.rng)
+        else:
+            self.sim = self.scheduler = Scheduler(seed, epoch_ns, chooser)
+            self.chooser = self.sim.chooser
+            self.runner = SimRunner(lambda: self.loop, self.clock_millis)
 
     @property
     def loop(self) -> VirtualLoop:

@@ -104,7 +104,21 @@ class Runtime(Kernel):
         self._watchers: list[tuple[Callable[[], bool], Future[None]]] = []
         # A store with deferred fsyncs ("group") must not let an acknowledgement out early.
         self.durable: Callable[[], None] | None = getattr(self.store, "wait_durable", None)
-        # commit: ending runs, waking waiters and deciding; attempt: running methods; flows.
+        self._wire()
+        self.handlers.update(self._handler_table())
+        self.after_commit: tuple[Callable[[list[Event]], None], ...] = (
+            self._crash_fault,
+            self._fault_cancellations,
+            self._continue_runs,
+            self._wake_watchers,
+            self._acknowledge,
+        )
+        """What a commit that recorded events does next, in this order."""
+        self.snapshot_names: dict[int, tuple[Any, ...]] | None = None
+        """What a snapshot names instead of copying (see ``engine.snapshot``), once needed."""
+
+    def _wire(self) -> None:
+        """Build the collaborators bottom up (commit, attempt, flows) and install the hooks."""
         self.waits = WaitManager(self)
         self.decisions = Decisions(self, self.waits, self)
         self.invoker = Invoker(self, self, self.waits, self.decisions)
@@ -118,17 +132,6 @@ class Runtime(Kernel):
         self.time_travel = TimeTravel(
             self, self.decisions, self.waits, self.timeouts, self.starts, self
         )
-        self.handlers.update(self._handler_table())
-        self.after_commit: tuple[Callable[[list[Event]], None], ...] = (
-            self._crash_fault,
-            self._fault_cancellations,
-            self._continue_runs,
-            self._wake_watchers,
-            self._acknowledge,
-        )
-        """What a commit that recorded events does next, in this order."""
-        self.snapshot_names: dict[int, tuple[Any, ...]] | None = None
-        """What a snapshot names instead of copying (see ``engine.snapshot``), once needed."""
 
     def _handler_table(self) -> dict[type, Callable[[Any], None]]:
         """What each kind of unit does: the one place that maps records to collaborators."""
