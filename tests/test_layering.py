@@ -408,7 +408,9 @@ CYCLE_PACKAGES = (
     "server", "compare", "cli", "compat",
 )
 """Packages inside which no import cycle may exist (``TYPE_CHECKING`` and deferred imports
-count: each traces a real dependency)."""
+count: each traces a real dependency). There is no list of tolerated cycles: a cycle is broken
+by moving what both sides need into a module both import, or by an interface (see
+``dexviz/engine/ports.py``), never by hiding an import."""
 
 
 def package_graph(package_dir: Path, package: str) -> dict[str, set[str]]:
@@ -454,31 +456,13 @@ def _short(modules: frozenset[str]) -> frozenset[str]:
     return frozenset(m.rpartition(".")[2] for m in modules)
 
 
-KNOWN_CYCLES: dict[str, list[frozenset[str]]] = {
-    # The engine's service-locator cycle around runtime.py (TYPE_CHECKING imports of Runtime).
-    "engine": [frozenset({
-        "closing", "continue_as_new", "decide", "fast", "fast_wait", "heartbeats", "invoke",
-        "runtime", "starts", "step_settings", "subflows", "time_travel", "timeouts", "units",
-        "waits",
-    })],
-}  # fmt: skip
-"""Cycles that exist today and are being broken: an expected-failure list that may only
-shrink. A cycle that is gone or changed must be removed from it; a new one fails the test.
-Modules by short name, per package."""
-
-
-def test_no_import_cycle_inside_a_package_beyond_the_known_ones():
+def test_no_import_cycle_inside_any_package():
     problems = []
     for package in CYCLE_PACKAGES:
         if not (PACKAGE_DIR / package).is_dir():
             continue
-        found = {_short(c) for c in cycles(package_graph(PACKAGE_DIR, package))}
-        known = set(KNOWN_CYCLES.get(package, []))
-        problems += [f"{package}: new import cycle {sorted(c)}" for c in found - known]
-        problems += [
-            f"{package}: the known cycle {sorted(c)} is gone or changed; update KNOWN_CYCLES"
-            for c in known - found
-        ]
+        for cycle in cycles(package_graph(PACKAGE_DIR, package)):
+            problems.append(f"{package}: import cycle {sorted(_short(cycle))}")
     assert not problems, "\n".join(problems)
 
 
@@ -496,3 +480,132 @@ def test_the_cycle_finder_counts_type_checking_and_deferred_imports(tmp_path):
     })  # fmt: skip
     found = cycles(package_graph(root, "engine"))
     assert [_short(c) for c in found] == [frozenset({"a", "b", "c"})]
+
+
+# ---------------------------------------------------------------------------- engine layers
+
+ENGINE_LAYERS: dict[str, frozenset[str]] = {
+    # State, unit records, the clock, the recorder and the services below every collaborator.
+    "core": frozenset({
+        "attempt_deadline", "choice", "completed", "context", "effects", "errors", "failure_info",
+        "faults", "flow_state", "fork", "kernel", "live", "locks", "loop", "plan", "ports",
+        "recorder", "recovery_fold", "rng_state", "runners", "scheduler", "search", "simple_wait", "spec",
+        "state", "store", "stored_options", "streams", "units", "uuids", "wait_payloads",
+        "waiters",
+    }),
+    # Durable stores: they encode core's records.
+    "store": frozenset({"group_sync", "sqlite_check", "sqlite_compact", "sqlite_schema",
+                        "sqlite_store", "store_lock"}),
+    # Committing a method's result: deciding, waking waiters, ending executions and runs.
+    "commit": frozenset({"closing", "decide", "heartbeats", "waits"}),
+    # Running a method attempt: the general path and the fast path beside it.
+    "attempt": frozenset({"fast", "fast_wait", "invoke", "step_settings"}),
+    # What happens to whole runs: starts, Flow timeouts, continue-as-new, SubFlows, time travel.
+    "flows": frozenset({"continue_as_new", "starts", "subflows", "time_travel", "timeouts"}),
+    # The one place that builds and wires the collaborators.
+    "runtime": frozenset({"runtime"}),
+    # What users and tools call: the engine, clients, the loop, RPCs, recovery, snapshots.
+    "faces": frozenset({
+        "__init__", "async_client", "client", "drive", "engine", "engine_state", "operations",
+        "recovery", "rpc", "simulate", "snapshot_names", "state_copy",
+    }),
+}  # fmt: skip
+"""The layer of every module of ``dexviz/engine`` (by path inside it, without ``.py``).
+
+The order a unit of work runs in, bottom up: ``drive`` picks a unit, ``attempt`` runs the
+method, ``commit`` applies its result, ``flows`` act on whole runs. A module in no layer fails
+the test: give a new module its layer here (and in ARCHITECTURE.md's diagram)."""
+
+ENGINE_ALLOWED: dict[str, frozenset[str]] = {
+    "core": frozenset(),
+    "store": frozenset({"core"}),
+    "commit": frozenset({"core"}),
+    "attempt": frozenset({"core", "commit"}),
+    "flows": frozenset({"core", "commit", "attempt"}),
+    "runtime": frozenset({"core", "store", "commit", "attempt", "flows"}),
+    "faces": frozenset({"core", "store", "commit", "attempt", "flows", "runtime"}),
+}
+"""Which other engine layers each layer may import (its own is always allowed). A collaborator
+that must call upward holds one of the interfaces of ``engine/ports.py`` instead."""
+
+
+def _sub_module(package_dir: Path, package: str, module: str) -> str:
+    """A module's path inside ``dexviz/<package>``, dotted, without ``.py`` (__init__ kept)."""
+    prefix = f"dexviz.{package}"
+    relative = module[len(prefix) + 1 :] if module != prefix else ""
+    is_package = (package_dir / package / Path(*relative.split("."))).is_dir() if relative else True
+    return f"{relative}.__init__".lstrip(".") if is_package else relative
+
+
+def check_sub_layers(
+    package_dir: Path,
+    package: str,
+    layers: dict[str, frozenset[str]],
+    allowed: dict[str, frozenset[str]],
+) -> list[Violation]:
+    """Every import between modules of ``dexviz/<package>`` that its layer table forbids."""
+    layer_of_module = {m: layer for layer, modules in layers.items() for m in modules}
+    graph = package_graph(package_dir, package)
+    violations: list[Violation] = []
+    for path in sorted((package_dir / package).rglob("*.py")):
+        relative = path.relative_to(package_dir.parent).as_posix()
+        name = module_name(package_dir, path)
+        source = _sub_module(package_dir, package, name)
+        source_layer = layer_of_module.get(source)
+        if source_layer is None:
+            violations.append(Violation(relative, 1, f"{source} is in no layer of the table"))
+            continue
+        for site in import_sites(package_dir, path):
+            target = site.target
+            while target and target not in graph:
+                target = target.rpartition(".")[0]
+            if target not in graph[name]:
+                continue
+            target_layer = layer_of_module.get(_sub_module(package_dir, package, target))
+            if target_layer is None or target_layer == source_layer:
+                continue
+            if target_layer not in allowed[source_layer]:
+                violations.append(Violation(relative, site.line, (
+                    f"{source_layer} -> {target_layer}: {source} imports {site.target}; "
+                    f"{source_layer} may import only: "
+                    f"{', '.join(sorted(allowed[source_layer])) or 'its own layer'}"
+                )))  # fmt: skip
+    return violations
+
+
+def test_every_engine_module_is_in_exactly_one_layer():
+    modules = {
+        _sub_module(PACKAGE_DIR, "engine", module_name(PACKAGE_DIR, path))
+        for path in (PACKAGE_DIR / "engine").rglob("*.py")
+    }
+    listed = [m for members in ENGINE_LAYERS.values() for m in members]
+    assert len(listed) == len(set(listed)), "a module is in two layers"
+    assert sorted(modules - set(listed)) == [], "modules in no layer of ENGINE_LAYERS"
+    assert sorted(set(listed) - modules) == [], "ENGINE_LAYERS names modules that do not exist"
+    assert set(ENGINE_ALLOWED) == set(ENGINE_LAYERS)
+
+
+def test_engine_imports_follow_the_layer_table():
+    violations = check_sub_layers(PACKAGE_DIR, "engine", ENGINE_LAYERS, ENGINE_ALLOWED)
+    assert not violations, _report(violations)
+
+
+def test_the_sub_layer_checker_reports_upward_and_unlisted_imports(tmp_path):
+    root = _write_tree(tmp_path, {
+        "dexviz/__init__.py": "",
+        "dexviz/engine/__init__.py": "from dexviz.engine.top import T\n",
+        "dexviz/engine/low.py": (
+            "from typing import TYPE_CHECKING\n"
+            "if TYPE_CHECKING:\n    from dexviz.engine.top import T  # upward\n"
+        ),
+        "dexviz/engine/top.py": "from dexviz.engine import low\n",
+        "dexviz/engine/stray.py": "",
+    })  # fmt: skip
+    layers = {"low": frozenset({"low"}), "top": frozenset({"top", "__init__"})}
+    allowed = {"low": frozenset(), "top": frozenset({"low"})}
+    found = [str(v) for v in check_sub_layers(root, "engine", layers, allowed)]
+    assert found == [
+        "dexviz/engine/low.py:3: low -> top: low imports dexviz.engine.top; "
+        "low may import only: its own layer",
+        "dexviz/engine/stray.py:1: stray is in no layer of the table",
+    ]

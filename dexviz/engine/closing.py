@@ -14,13 +14,17 @@ from dexviz.sdk.codec import to_json_ready
 from dexviz.sdk.results import FlowErrorType, FlowStatus
 
 if TYPE_CHECKING:
-    from dexviz.engine.runtime import Runtime
+    from dexviz.engine.kernel import Kernel
+    from dexviz.engine.ports import RunEnds
+    from dexviz.engine.waits import WaitManager
 
 
 class Closing:
     """Ends executions (cancellation) and runs (close, with terminal coordination)."""
 
-    _rt: Runtime
+    _k: Kernel
+    _waits: WaitManager
+    _ends: RunEnds
 
     def finish(self, run: FlowRun, ex: Execution, phase: Phase) -> None:
         """End an execution (DONE or CANCELED): it no longer counts as active (R31, R100)."""
@@ -55,27 +59,27 @@ class Closing:
         self, run: FlowRun, victims: list[Execution], by: str
     ) -> dict[str, list[Message]]:
         """Cancel executions: no retries, routes or effects; reserved messages go back (R95)."""
-        rt = self._rt
+        k = self._k
         held: dict[str, list[tuple[str, str]]] = {}
         for ex in victims:
             # Only heartbeats carry the request to a running handler (R96, R107).
             ex.cancel_requested = True
-            rt.waits.unregister(run, ex)
+            self._waits.unregister(run, ex)
             held[ex.execution_id] = [(k, m.message_id) for k, ms in ex.reserved.items() for m in ms]
-        returned = rt.waits.return_reserved(run, victims)
+        returned = self._waits.return_reserved(run, victims)
         for ex in victims:
             phase = ex.phase
             self.finish(run, ex, Phase.CANCELED)
-            rt.forget_locks(run, ex)
+            k.forget_locks(run, ex)
             items = held[ex.execution_id]
-            rt.recorder.emit(
+            k.recorder.emit(
                 run,
                 EventKind.EXECUTION_CANCELED,
                 ex,
                 {"by": by, "phase": phase.value, "returned": [mid for _, mid in items]},
             )
             for key, message_id in items:
-                rt.recorder.emit(
+                k.recorder.emit(
                     run,
                     EventKind.MESSAGE_RETURNED,
                     ex,
@@ -112,7 +116,7 @@ class Closing:
             if status is FlowStatus.TERMINATED and run.pending_close is not None:
                 self.finalize(run, status)
             return
-        rt = self._rt
+        k = self._k
         run.closing = True
         active = [e for e in run.executions.values() if e.active]
         include_pending = status in (FlowStatus.CANCELED, FlowStatus.TERMINATED)
@@ -123,10 +127,10 @@ class Closing:
                     if ex.phase is Phase.WAIT_FOR
                     else EventKind.STEP_EXECUTE_PENDING
                 )
-                rt.recorder.emit(run, kind, ex, {"phase": "started" if ex.attempt else "scheduled"})
+                k.recorder.emit(run, kind, ex, {"phase": "started" if ex.attempt else "scheduled"})
         if active:
             self.cancel_all(run, active, "flow_close")
-        rt.cancel_flow_timers(run)
+        self._ends.cancel_flow_timers(run)
         if run.admitted_rpcs and status is not FlowStatus.TERMINATED:
             # Admitted locking or transactional RPCs finish before the close is recorded (R147).
             run.pending_close = (status, error_type, message)
@@ -141,14 +145,14 @@ class Closing:
         message: str | None = None,
     ) -> None:
         """Record the terminal status of a closing run (FlowClosed)."""
-        rt = self._rt
+        k = self._k
         run.pending_close = None
         run.status = status
         run.error_type = error_type
         run.error_message = message
-        run.closed_ns = rt.now()
+        run.closed_ns = k.now()
         outputs = run.completions if status is FlowStatus.COMPLETED else []
-        rt.recorder.emit(
+        k.recorder.emit(
             run,
             EventKind.FLOW_CLOSED,
             None,
@@ -168,4 +172,4 @@ class Closing:
                 **({"failure": run.failure} if run.failure is not None else {}),
             },
         )
-        rt.flow_closed(run)
+        self._ends.flow_closed(run)

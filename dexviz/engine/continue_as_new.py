@@ -18,13 +18,15 @@ from typing import TYPE_CHECKING, Any
 
 from dexviz.engine.spec import continued_start_payload
 from dexviz.engine.state import FlowRun, Phase
+from dexviz.engine.timeouts import FlowTimeouts
 from dexviz.engine.uuids import uuid4_bits, uuid_text
 from dexviz.history.kinds import EventKind
 from dexviz.sdk.codec import to_json_ready
 from dexviz.sdk.results import FlowStatus
 
 if TYPE_CHECKING:
-    from dexviz.engine.runtime import Runtime
+    from dexviz.engine.kernel import Kernel
+    from dexviz.engine.ports import Committer
 
 _RUNNING = (Phase.WAIT_FOR, Phase.EXECUTE)
 
@@ -32,8 +34,10 @@ _RUNNING = (Phase.WAIT_FOR, Phase.EXECUTE)
 class ContinueAsNew:
     """Requests, thresholds, and the switch of a Flow id to its next run."""
 
-    def __init__(self, runtime: Runtime) -> None:
-        self._rt = runtime
+    def __init__(self, kernel: Kernel, timeouts: FlowTimeouts, committer: Committer) -> None:
+        self._rt = kernel
+        self._timeouts = timeouts
+        self._committer = committer
         self._requested: set[str] = set()
         self._first_seq: dict[str, int] = {}
 
@@ -95,13 +99,14 @@ class ContinueAsNew:
         run.run_id = uuid_text(uuid4_bits(rt.ids.getrandbits(128)))
         run.started_ns = rt.now()
         rt.rekey_run(previous, run.run_id)
+        self._timeouts.rekey(previous, run.run_id)
         self._started(run, previous)
         for ex in run.executions.values():
             if ex.active:
                 self._carried(run, ex)
         if run.flow_id in self._first_seq:
             self._first_seq[run.flow_id] = run.seq
-        rt.commit()
+        self._committer.commit()
 
     def _started(self, run: FlowRun, previous: str) -> None:
         rt = self._rt
@@ -114,7 +119,7 @@ class ContinueAsNew:
             seed=rt.seed,
             timeout={
                 "timeout_s": timeout.total_seconds() if timeout else None,
-                "timeout_policy": rt.timeouts.policy_name(run.run_id),
+                "timeout_policy": self._timeouts.policy_name(run.run_id),
             },
             reason="continue_as_new",
         )

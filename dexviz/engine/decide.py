@@ -18,6 +18,8 @@ from dexviz.engine.effects import (
     emit_published,
     staged_values,
 )
+from dexviz.engine.errors import method_where
+from dexviz.engine.state import DEFAULT_OPTIONS as DEFAULT_OPTIONS  # recovery imports it here
 from dexviz.engine.state import Execution, FlowRun, Phase
 from dexviz.history._plural import plural
 from dexviz.history.event import LazyPayload, Payload
@@ -30,10 +32,9 @@ from dexviz.sdk.options import StepOptions
 from dexviz.sdk.results import FlowErrorType, FlowStatus, RecoveryErrorInfo, StepCompletion
 
 if TYPE_CHECKING:
-    from dexviz.engine.runtime import Runtime
-
-DEFAULT_OPTIONS = StepOptions()
-"""Shared by every execution without options of its own (StepOptions is immutable)."""
+    from dexviz.engine.kernel import Kernel
+    from dexviz.engine.ports import RunEnds
+    from dexviz.engine.waits import WaitManager
 
 
 @dataclass(frozen=True)
@@ -59,8 +60,10 @@ class Prepared:
 class Decisions(Closing):
     """Applies Execute decisions; cancellation and closing come from :class:`Closing`."""
 
-    def __init__(self, runtime: Runtime) -> None:
-        self._rt = runtime
+    def __init__(self, kernel: Kernel, waits: WaitManager, ends: RunEnds) -> None:
+        self._k = kernel
+        self._waits = waits
+        self._ends = ends
 
     # -- checking -------------------------------------------------------------------------
     def prepare(self, run: FlowRun, ex: Execution, result: Any) -> Prepared:
@@ -75,8 +78,8 @@ class Decisions(Closing):
         _check_combination(run, ex, result)
         if result.has_output and result.output is not None:
             # Outputs are stored with the dynamic encoding: one it cannot encode fails now.
-            self._rt.codecs.roundtrip(
-                Any, result.output, operation=f"{self._rt.invoker.where(run, ex, 'execute')} output"
+            self._k.codecs.roundtrip(
+                Any, result.output, operation=f"{method_where(run, ex, 'execute')} output"
             )
         prepared = Prepared(result)
         if result.kind is DecisionKind.NEXT:
@@ -107,7 +110,7 @@ class Decisions(Closing):
     def check_move(self, run: FlowRun, source: str, movement: StepMovement) -> Move:
         """Resolve a movement's target and check its input against the target's type."""
         step = run.definition.resolve_step(movement.step)
-        value = self._rt.codecs.roundtrip(
+        value = self._k.codecs.roundtrip(
             step.input_type,
             movement.input,
             operation=f"Flow {run.flow_type!r}, {source}: input of go_to {step.step_type}",
@@ -119,7 +122,7 @@ class Decisions(Closing):
         self, run: FlowRun, ex: Execution, ctx: InvocationContext, prepared: Prepared
     ) -> None:
         """Commit an Execute: effects, end of execution, cancellations, then the decision (R93)."""
-        rt = self._rt
+        k = self._k
         decision = prepared.decision
         writes = apply_writes(run, ctx.staged)
         messages = apply_publishes(run, ctx.staged)
@@ -127,13 +130,13 @@ class Decisions(Closing):
         if ex.holds_messages:
             ex.reserved = {}  # consumed for good now that the Execute committed
         self.finish(run, ex, Phase.DONE)
-        rt.release_locks(run, ex)
+        k.release_locks(run, ex)
         victims = self.select_victims(
             run, ex.parent_key, prepared.cancel_types, prepared.sibling_types
         )
         moves, channels_empty = self._moves_for(run, prepared, victims)
         new = [self.new_execution(run, m, ex.execution_id) for m in moves] if run.is_open else []
-        rt.recorder.emit(
+        k.recorder.emit(
             run,
             EventKind.STEP_EXECUTE_COMPLETED,
             ex,
@@ -147,13 +150,13 @@ class Decisions(Closing):
                 staged_values(ctx.staged),
             ),
         )
-        emit_published(rt.recorder, run, messages, ex.execution_id, ex)
+        emit_published(k.recorder, run, messages, ex.execution_id, ex)
         returned = self.cancel_all(run, victims, ex.execution_id)
         reason = "fallback" if prepared.fallback is not None and new else "decision"
         for execution in new:
             self.announce(run, execution, reason)
         self.close_decision(run, ex, decision, channels_empty)
-        rt.waits.wake(run, {m.channel for m in messages} | set(returned))
+        self._waits.wake(run, {m.channel for m in messages} | set(returned))
         self.check_graceful(run)
 
     def _moves_for(
@@ -184,7 +187,7 @@ class Decisions(Closing):
             payload: dict[str, Any] = {"has_output": decision.has_output}
             if decision.has_output:
                 payload["output"] = to_json_ready(decision.output)
-            self._rt.recorder.emit(run, EventKind.COMPLETION_REQUESTED, ex, payload)
+            self._k.recorder.emit(run, EventKind.COMPLETION_REQUESTED, ex, payload)
         elif kind is DecisionKind.FORCE_COMPLETE or (
             kind is DecisionKind.FORCE_COMPLETE_IF_CHANNELS_EMPTY and channels_empty
         ):
@@ -236,12 +239,10 @@ class Decisions(Closing):
     def announce(self, run: FlowRun, ex: Execution, reason: str) -> None:
         """Record the new execution and queue its first method."""
         payload = CreatedPayload(ex.input, ex.from_execution_id, reason, ex.step.has_wait_for)
-        self._rt.recorder.emit(
+        self._k.recorder.emit(
             run, EventKind.STEP_EXECUTION_CREATED, ex, payload, method="", attempt=0
         )
-        self._rt.invoker.start_method_soon(
-            run, ex, "wait_for" if ex.step.has_wait_for else "execute"
-        )
+        self._k.start_method_soon(run, ex, "wait_for" if ex.step.has_wait_for else "execute")
 
     def execute_exhausted(self, run: FlowRun, ex: Execution, info: RecoveryErrorInfo) -> None:
         """Execute used up its retries: go to the recovery Step with the same input, or fail."""
@@ -252,7 +253,7 @@ class Decisions(Closing):
             step = run.definition.resolve_step(target)
             move = Move(step, ex.input, ex.options.execute_failure_options)
             recovery = self.new_execution(run, move, ex.execution_id, info)
-        self._rt.recorder.emit(
+        self._k.recorder.emit(
             run,
             EventKind.STEP_EXECUTE_FAILED,
             ex,
@@ -275,7 +276,7 @@ class Decisions(Closing):
         The Flow's error message is the handler's own, as Dex reports it; which execution
         failed, how and after how many attempts is kept as the result's ``failure``.
         """
-        where = self._rt.invoker.where(run, ex, ex.method)
+        where = method_where(run, ex, ex.method)
         tried = f"failed after {plural(ex.attempt, 'attempt')}"
         run.failure = f"{where} {tried}: {info.error_type}: {info.detail}"
         if ex.active:

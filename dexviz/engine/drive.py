@@ -1,11 +1,11 @@
-"""Drive: ``Engine.run``'s loop — the scheduler's pick, the unit and its commit, inlined.
+"""Drive: ``Engine.run``'s loop — the scheduler's pick and the unit inlined, then the commit.
 
 :meth:`Runtime.run_unit` runs one unit with a fresh event list and the full commit cycle;
 ``Engine.run`` runs thousands in a row, so this loop does the same work without a call or a
 list per unit in between: the seeded pick among ready units (the same random draws as
-``Random.randrange``), a queued first attempt handed straight to the fast path, and the
-recorder's commit alone when nothing else (a planned crash or cancellation, a continue-as-new
-threshold, a waiting client, a deferred fsync) needs the runtime's.
+``Random.randrange``) and a queued first attempt handed straight to the fast path. Each unit
+commits through :meth:`Runtime.commit`, the one place that decides which after-commit checks
+run.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from dexviz.engine.choice import SeededChooser
-from dexviz.engine.invoke import QueuedStart
+from dexviz.engine.units import QueuedStart
 from dexviz.history.event import Event
 from dexviz.sdk.clock import handler_clock
 
@@ -62,8 +62,7 @@ def _loop(  # noqa: C901 - one function on purpose: it runs once per unit (see m
     # Random._randbelow_with_getrandbits, inlined for the seeded chooser: the same draws.
     seeded = type(chooser) is SeededChooser and type(chooser.rng) is random.Random
     getrandbits = chooser.rng.getrandbits if seeded else None  # type: ignore[attr-defined]
-    start, recorder, lock = rt.fast.start_unit, rt.recorder, rt.lock
-    faults, can = rt.faults, rt.continue_as_new
+    start, recorder, lock, commit = rt.fast.start_unit, rt.recorder, rt.lock, rt.commit
     for _ in range(max_units):
         if not ready or (timers and timers[0].due_ns <= sim.now_ns):
             unit = sim.pop()
@@ -89,21 +88,8 @@ def _loop(  # noqa: C901 - one function on purpose: it runs once per unit (see m
                 start(unit)
             else:
                 unit()
-            if not recorder._pending:
-                pass
-            elif (
-                # Runtime.commit would do nothing more than the recorder's commit
-                # (ContinueAsNew.watching is read without its property call).
-                faults.crash_after is None
-                and not faults.cancellations
-                and not can._requested
-                and not can._first_seq
-                and not rt._watchers
-                and rt.durable is None
-            ):
-                recorder.commit()
-            else:
-                rt.commit()
+            if recorder._pending:
+                commit()
         if stop is not None and any(stop(e) for e in produced[mark:]):
             return True
     return False

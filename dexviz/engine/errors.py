@@ -1,8 +1,11 @@
-"""Builds Dex's client errors with the gRPC code and sub-status Dex gives each kind."""
+"""Builds Dex's client errors with the gRPC code and sub-status Dex gives each kind.
+
+And names the Flow, Step execution and method an error message is about.
+"""
 
 from __future__ import annotations
 
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from dexviz.sdk.errors import (
     ChannelMessageNotFoundError,
@@ -19,6 +22,9 @@ from dexviz.sdk.errors import (
     WorkerInvocationError,
     status_code,
 )
+
+if TYPE_CHECKING:
+    from dexviz.engine.state import Execution, FlowRun
 
 E = TypeVar("E", bound=DexServiceError)
 
@@ -59,3 +65,8 @@ def worker_error(
         error_type,
         error_detail,
     )
+
+
+def method_where(run: FlowRun, ex: Execution, method: str) -> str:
+    """Name the Flow, Step execution and method for messages."""
+    return f"Flow {run.flow_type!r}, Step {ex.execution_id} {method}"

@@ -22,12 +22,15 @@ from typing import TYPE_CHECKING, Any
 
 from dexviz.engine.completed import PlainCompleted
 from dexviz.engine.context import InvocationContext
+from dexviz.engine.decide import Decisions
 from dexviz.engine.effects import apply_publishes, published_event_payload
 from dexviz.engine.fast_wait import commit_wait
-from dexviz.engine.invoke import QueuedStart
+from dexviz.engine.invoke import Invoker
 from dexviz.engine.runners import HANDLER_EXITS, drain
 from dexviz.engine.state import Execution, FlowRun, Message, Phase
 from dexviz.engine.step_settings import INT64, SAME_COPY, StepSettings, same_copy
+from dexviz.engine.units import QueuedStart
+from dexviz.engine.waits import WaitManager
 from dexviz.history.event import Event
 from dexviz.history.kinds import EventKind
 from dexviz.sdk.decision import DecisionKind, StepDecision
@@ -36,7 +39,8 @@ from dexviz.sdk.results import FlowStatus
 from dexviz.sdk.wait import Wait
 
 if TYPE_CHECKING:
-    from dexviz.engine.runtime import Runtime
+    from dexviz.engine.kernel import Kernel
+    from dexviz.engine.ports import ContextHost
 
 _NEXT = DecisionKind.NEXT
 _GRACEFUL = DecisionKind.GRACEFUL_COMPLETE
@@ -57,8 +61,19 @@ _new_event = tuple.__new__
 class FastPath:
     """Runs eligible attempts and commits their results without the general machinery."""
 
-    def __init__(self, runtime: Runtime) -> None:
-        self._rt = runtime
+    def __init__(
+        self,
+        kernel: Kernel,
+        host: ContextHost,
+        invoker: Invoker,
+        decisions: Decisions,
+        waits: WaitManager,
+    ) -> None:
+        self._rt = kernel
+        self._host = host
+        self._invoker = invoker
+        self._decisions = decisions
+        self._waits = waits
         self._settings: dict[int, StepSettings] = {}
         self.enabled = True
         """Off sends every attempt down the general path (tests compare the two)."""
@@ -101,7 +116,7 @@ class FastPath:
             and (input_type is not int or value is None or INT64[0] <= value <= INT64[1])
             and (settings.fast_execute if method == "execute" else settings.fast_wait_for)
         ):
-            rt.invoker.start_general(run, ex, method)
+            self._invoker.start_general(run, ex, method)
             return
         # Attempt 1, in one function with the checks above: this runs on every transition.
         recorder = rt.recorder
@@ -129,7 +144,7 @@ class FastPath:
         # Every retry reads the first attempt's snapshot (R22).
         snapshot = dict(run._attributes) if run._attributes else _NO_ATTRIBUTES
         ex.method_snapshot = snapshot
-        ctx = InvocationContext.first_attempt(run, ex, method, snapshot, rt)
+        ctx = InvocationContext.first_attempt(run, ex, method, snapshot, self._host)
         try:
             result: Any = (settings.execute if method == "execute" else settings.wait_for)(
                 ctx, ex.input
@@ -137,7 +152,7 @@ class FastPath:
             if type(result) is GeneratorType:
                 result = drain(result, ctx)
         except (Exception, *HANDLER_EXITS) as error:  # noqa: BLE001 - a failed attempt
-            rt.invoker.finished(run, ex, ctx, token, None, error, False)
+            self._invoker.finished(run, ex, ctx, token, None, error, False)
             return
         if (
             token != ex.attempt_token
@@ -149,7 +164,7 @@ class FastPath:
             or ex.heartbeat_timer is not None
         ):
             # The handler drove the engine and its attempt no longer counts (R152).
-            rt.invoker.finished(run, ex, ctx, token, result, None, False)
+            self._invoker.finished(run, ex, ctx, token, result, None, False)
             return
         if recorder._pending is not pending:
             # The handler drove the engine, which committed what was buffered: start afresh.
@@ -160,9 +175,9 @@ class FastPath:
                 if moves is not None:
                     self._apply(run, ex, ctx, result, moves, events)
                     return
-        elif type(result) is Wait and commit_wait(rt, run, ex, ctx, result, events):
+        elif type(result) is Wait and commit_wait(rt, self._waits, run, ex, ctx, result, events):
             return
-        rt.invoker.finished(run, ex, ctx, token, result, None, False)
+        self._invoker.finished(run, ex, ctx, token, result, None, False)
 
     def _moves(
         self, run: FlowRun, ctx: InvocationContext, decision: StepDecision, settings: StepSettings
@@ -231,7 +246,7 @@ class FastPath:
     ) -> None:
         """Commit in the general path's order: effects, end, new executions, events, close."""
         rt = self._rt
-        decisions = rt.decisions
+        decisions = self._decisions
         staged = ctx._staged
         messages = (
             apply_publishes(run, staged) if staged is not None and staged.publishes else ()
@@ -265,7 +280,7 @@ class FastPath:
         if decision.kind is _GRACEFUL:
             decisions.close_decision(run, ex, decision, None)
         if messages:
-            rt.waits.wake(run, {m.channel for m in messages} if len(messages) > 1 else (
+            self._waits.wake(run, {m.channel for m in messages} if len(messages) > 1 else (
                 messages[0].channel,
             ))
         if run.graceful_requested:
@@ -302,7 +317,6 @@ class FastPath:
         now = rt.scheduler.now_ns
         flow_id, run_id = run.flow_id, run.run_id
         ready = rt.scheduler._ready if rt.sim is not None else None
-        invoker = rt.invoker
         executions = run.executions
         first: Execution | None = None
         more: list[Execution] | None = None
@@ -331,10 +345,10 @@ class FastPath:
                 _new_event(Event, (run.seq, now, _CREATED, flow_id, run_id, execution_id,
                                    step_type, None, None, payload))
             )  # fmt: skip
-            # Invoker.start_method_soon, inlined (mirrors
-            # dexviz.engine.invoke.Invoker.start_method_soon): a new execution is QUEUED already.
+            # Kernel.start_method_soon, inlined (mirrors
+            # dexviz.engine.kernel.Kernel.start_method_soon): a new execution is QUEUED already.
             method = execution.method = settings.first_method
-            unit = _new_tuple(QueuedStart, (invoker, run, execution, method, settings))
+            unit = _new_tuple(QueuedStart, (self, run, execution, method, settings))
             if ready is not None:
                 ready.append(unit)
             else:

@@ -18,7 +18,8 @@ from dexviz.history.kinds import EventKind
 from dexviz.sdk.wait import Wait
 
 if TYPE_CHECKING:
-    from dexviz.engine.runtime import Runtime
+    from dexviz.engine.kernel import Kernel
+    from dexviz.engine.waits import WaitManager
 
 _WAITING = Phase.WAITING
 _WAIT_FOR_COMPLETED = EventKind.STEP_WAIT_FOR_COMPLETED
@@ -26,7 +27,8 @@ _new_event = tuple.__new__
 
 
 def commit_wait(
-    rt: Runtime,
+    rt: Kernel,
+    waits: WaitManager,
     run: FlowRun,
     ex: Execution,
     ctx: InvocationContext,
@@ -34,21 +36,26 @@ def commit_wait(
     events: list[Event],
 ) -> bool:
     """Commit a WaitFor's Wait on declared Channels; False: the general path decides."""
-    simple = rt.waits.shapes.shared(wait)
+    simple = waits.shapes.shared(wait)
     if simple is not None and ctx._staged is None:
         channel = simple.conditions[0].channel  # type: ignore[attr-defined]
         declared = run.definition.channels.get(channel.name)
         if declared is channel or declared == channel:
-            _begin_waiting(rt, run, ex, simple, events)
+            _begin_waiting(rt, waits, run, ex, simple, events)
             return True
     if not wait.subflows and _declared(run, wait):
-        rt.waits.commit_wait_for(run, ex, ctx, wait)
+        waits.commit_wait_for(run, ex, ctx, wait)
         return True
     return False
 
 
 def _begin_waiting(
-    rt: Runtime, run: FlowRun, ex: Execution, wait: SimpleWait, events: list[Event]
+    rt: Kernel,
+    waits: WaitManager,
+    run: FlowRun,
+    ex: Execution,
+    wait: SimpleWait,
+    events: list[Event],
 ) -> None:
     """WaitManager.commit_wait_for and begin_waiting for a one-Channel Wait, nothing staged."""
     now = rt.scheduler.now_ns
@@ -72,9 +79,9 @@ def _begin_waiting(
     else:
         run.add_waiter(key, ex)
     if rt._stale_skips:
-        rt.apply_stale_skips(run, ex)
+        waits.apply_stale_skips(run, ex)
     if ex._phase is _WAITING:
-        rt.waits.try_satisfy(run, ex)
+        waits.try_satisfy(run, ex)
 
 
 def _declared(run: FlowRun, wait: Wait) -> bool:

@@ -20,10 +20,11 @@ from dexviz.engine.state import Execution, FlowRun
 from dexviz.engine.units import HeartbeatDue, HeartbeatLost, Unit
 
 if TYPE_CHECKING:
-    from dexviz.engine.runtime import Runtime
+    from dexviz.engine.kernel import Kernel
+    from dexviz.engine.ports import AttemptFailer
 
 
-def arm(rt: Runtime, run: FlowRun, ex: Execution, ctx: InvocationContext) -> None:
+def arm(rt: Kernel, run: FlowRun, ex: Execution, ctx: InvocationContext) -> None:
     """Start the worker's heartbeats for the attempt that is now running, if it has a window."""
     window = ex.options.heartbeat_timeout
     if not window:
@@ -35,7 +36,7 @@ def arm(rt: Runtime, run: FlowRun, ex: Execution, ctx: InvocationContext) -> Non
     ex.heartbeat_timer = rt.scheduler.call_at(rt.now() + period, due)
 
 
-def beat(rt: Runtime, unit: Unit) -> None:
+def beat(rt: Kernel, unit: Unit) -> None:
     """A HeartbeatDue unit: beat (or, hung, stop beating), or deliver a cancellation."""
     run, ex, ctx, token, limit, period = unit[1:]
     if token != ex.attempt_token or ex.task is None or ex.task.done():
@@ -53,7 +54,7 @@ def beat(rt: Runtime, unit: Unit) -> None:
     ex.heartbeat_timer = rt.scheduler.call_at(rt.now() + period, unit)
 
 
-def last_beats(rt: Runtime, pending: Iterable[object]) -> None:
+def last_beats(rt: Kernel, pending: Iterable[object]) -> None:
     """An engine closing sends each running handler the cancellation its next beat would carry.
 
     A Worker closed right after the Flow moved on (R96) stops beating before that beat: without
@@ -72,14 +73,14 @@ def last_beats(rt: Runtime, pending: Iterable[object]) -> None:
                 deliver_cancel(ex, ctx)
 
 
-def lost(rt: Runtime, unit: Unit) -> None:
+def lost(rt: Kernel, attempts: AttemptFailer, unit: Unit) -> None:
     """A HeartbeatLost unit: the window ran out, so the attempt fails with a timeout."""
     run, ex, ctx, token, window = unit[1:]
     if token != ex.attempt_token or not ex.active or ex.task is None:
         return
     deliver_cancel(ex, ctx)
     error = TimeoutError(f"{ctx._where} attempt {ex.attempt} sent no heartbeat for {window}")
-    rt.invoker.fail(run, ex, ctx, error, "timeout")
+    attempts.fail(run, ex, ctx, error, "timeout")
 
 
 def deliver_cancel(ex: Execution, ctx: InvocationContext) -> None:

@@ -9,9 +9,13 @@ from typing import TYPE_CHECKING, Any
 from dexviz.engine import heartbeats
 from dexviz.engine.attempt_deadline import DEFAULT_RETRY, AttemptDeadline
 from dexviz.engine.context import InvocationContext
+from dexviz.engine.decide import Decisions
+from dexviz.engine.errors import method_where
 from dexviz.engine.failure_info import StepMethodFailure
 from dexviz.engine.state import Execution, FlowRun, Phase
-from dexviz.engine.units import MethodTimedOut, ResumeAfterLock, RetryAttempt
+from dexviz.engine.units import MethodTimedOut, ResumeAfterLock, RetryAttempt, Unit
+from dexviz.engine.units import QueuedStart as QueuedStart  # the explorer imports it here
+from dexviz.engine.waits import WaitManager
 from dexviz.history.kinds import EventKind
 from dexviz.sdk.errors import FlowDefinitionError, InvalidStepResultError, RetryAfterError
 from dexviz.sdk.options import WaitForFailurePolicy
@@ -19,80 +23,51 @@ from dexviz.sdk.results import RecoveryErrorInfo
 from dexviz.sdk.wait import Wait
 
 if TYPE_CHECKING:
-    from dexviz.engine.runtime import Runtime
+    from dexviz.engine.kernel import Kernel
+    from dexviz.engine.ports import ContextHost
 
 MAX_RETRY_AFTER_S = 366 * 24 * 3600
 """The longest delay a RetryAfterError may ask for: a year (a longer one is a mistake)."""
 
 
-class QueuedStart(tuple):  # type: ignore[type-arg]
-    """The unit that runs the first attempt of an execution's method once it is picked.
-
-    ``(invoker, run, execution, method, settings)``: a tuple rather than a closure or an
-    object with ``__init__``, because one is queued per Step transition; the engine's loop and
-    the explorer (which attributes units to executions) read what it is for. ``settings`` is
-    the fast path's :class:`~dexviz.engine.step_settings.StepSettings` of the Step when the unit was
-    queued by it, else None.
-    """
-
-    __slots__ = ()
-
-    @staticmethod
-    def of(invoker: Invoker, run: FlowRun, execution: Execution, method: str) -> QueuedStart:
-        """The unit for ``method`` of ``execution``."""
-        return _new_tuple(QueuedStart, (invoker, run, execution, method, None))
-
-    @property
-    def execution(self) -> Execution:
-        """The execution whose method the unit starts."""
-        return self[2]  # type: ignore[no-any-return]
-
-    @property
-    def method(self) -> str:
-        """``wait_for`` or ``execute``."""
-        return self[3]  # type: ignore[no-any-return]
-
-    def __call__(self) -> None:
-        """Run the unit: start the method's first attempt."""
-        self[0].start_unit(self)
-
-    # A unit is itself, like the closure it replaces: compared and hashed by identity.
-    def __eq__(self, other: object) -> bool:
-        return self is other
-
-    def __ne__(self, other: object) -> bool:
-        return self is not other
-
-    __hash__ = object.__hash__
-
-    def __repr__(self) -> str:
-        return f"QueuedStart({self[2].execution_id} {self[3]})"
-
-
-_new_tuple = tuple.__new__
-
-
 class Invoker:
     """Starts method attempts, and turns their outcome into a commit, a retry or an exit."""
 
-    def __init__(self, runtime: Runtime) -> None:
-        self._rt = runtime
+    def __init__(
+        self, kernel: Kernel, host: ContextHost, waits: WaitManager, decisions: Decisions
+    ) -> None:
+        self._rt = kernel
+        self._host = host
+        self._waits = waits
+        self._decisions = decisions
 
     def where(self, run: FlowRun, ex: Execution, method: str) -> str:
         """Name the Flow, Step execution and method for messages."""
-        return f"Flow {run.flow_type!r}, Step {ex.execution_id} {method}"
+        return method_where(run, ex, method)
 
     def start_method_soon(self, run: FlowRun, ex: Execution, method: str) -> None:
-        """Queue the first attempt of ``method`` as ready work."""
-        if ex._phase is not Phase.QUEUED:
-            ex.phase = Phase.WAIT_FOR if method == "wait_for" else Phase.EXECUTE
-        ex.method = method
-        ex.attempt = 0
-        self._rt.scheduler.call_soon(QueuedStart.of(self, run, ex, method))
+        """Queue the first attempt of ``method`` as ready work (``Kernel.start_method_soon``)."""
+        self._rt.start_method_soon(run, ex, method)
 
-    def start_unit(self, unit: QueuedStart) -> None:
-        """Run a queued first attempt (the fast path's if it qualifies, else the general one)."""
-        self._rt.fast.start_unit(unit)
+    def retry(self, unit: Unit) -> None:
+        """A RetryAttempt or ResumeAfterLock unit: run the execution's next attempt."""
+        self.attempt(unit[1], unit[2])
+
+    def resume(self, unit: Unit) -> None:
+        """A ResumeMethod unit: a recovered attempt takes its locks, then runs again."""
+        run, ex, keys = unit[1], unit[2], unit[3]
+        ex.pending_unit = None
+        if not ex.active or not run.is_open:
+            return
+        if keys and not self._rt.lock_table(run).acquire_or_wait(
+            keys, ex.execution_id, ResumeAfterLock.of(self._rt, run, ex)
+        ):
+            return
+        self.attempt(run, ex)
+
+    def time_out(self, unit: Unit) -> None:
+        """A MethodTimedOut unit: see :meth:`timed_out`."""
+        self.timed_out(unit[1], unit[2], unit[3], unit[4], unit[5])
 
     def start_general(self, run: FlowRun, ex: Execution, method: str) -> None:
         """Take the method's locks (waiting for them if held), then run attempt 1."""
@@ -135,8 +110,8 @@ class Invoker:
             ex.attempt,
             ex.method_snapshot,
             rt.codecs,
-            runtime=rt,
-            subflows=rt.subflows,
+            runtime=self._host,
+            subflows=self._host.subflows,
         )
         ctx.is_async = (
             ex.step.wait_for_is_async if method == "wait_for" else ex.step.execute_is_async
@@ -299,14 +274,14 @@ class Invoker:
                 )
                 self.fail(run, ex, ctx, error, "invalid_result")
                 return
-            rt.waits.commit_wait_for(run, ex, ctx, result)
+            self._waits.commit_wait_for(run, ex, ctx, result)
             return
         try:
-            prepared = rt.decisions.prepare(run, ex, result)
+            prepared = self._decisions.prepare(run, ex, result)
         except Exception as error:  # noqa: BLE001 - an invalid decision fails the attempt (R30, R91)
             self.fail(run, ex, ctx, error, "invalid_result")
             return
-        rt.decisions.commit_execute(run, ex, ctx, prepared)
+        self._decisions.commit_execute(run, ex, ctx, prepared)
 
     def fail(
         self, run: FlowRun, ex: Execution, ctx: InvocationContext, error: BaseException, reason: str
@@ -357,7 +332,7 @@ class Invoker:
         if ex.method == "wait_for":
             self._wait_for_exhausted(run, ex, info)
         else:
-            rt.decisions.execute_exhausted(run, ex, info)
+            self._decisions.execute_exhausted(run, ex, info)
 
     def _wait_for_exhausted(self, run: FlowRun, ex: Execution, info: RecoveryErrorInfo) -> None:
         rt = self._rt
@@ -380,7 +355,7 @@ class Invoker:
             ex.recovery_error = info
             self.start_method_soon(run, ex, "execute")
             return
-        rt.decisions.fail_flow_worker(run, ex, info)
+        self._decisions.fail_flow_worker(run, ex, info)
 
 
 def _checked_retry_after(error: RetryAfterError, where: str) -> BaseException:
@@ -405,12 +380,12 @@ def _checked_retry_after(error: RetryAfterError, where: str) -> BaseException:
     )
 
 
-def run_locks(runtime: Runtime, run: FlowRun) -> Any:
+def run_locks(kernel: Kernel, run: FlowRun) -> Any:
     """The lock table of ``run``."""
-    return runtime.lock_table(run)
+    return kernel.lock_table(run)
 
 
-def _unregistered(rt: Runtime, flow: Any) -> str:
+def _unregistered(rt: Kernel, flow: Any) -> str:
     """Why ``flow`` is not registered (the registry's own hint), or "" when it is."""
     try:
         rt.registry.definition(flow)

@@ -1,49 +1,58 @@
-"""Runtime: the simulation engine's core — Flow runs, the scheduler loop and the commit cycle."""
+"""Runtime: wires one engine — its collaborators, the handler table, the commit cycle, close.
+
+Everything a unit of work touches lives in the :class:`~dexviz.engine.kernel.Kernel` (state and
+the services below every collaborator). The runtime is that kernel plus the collaborators,
+built here in the order they depend on each other (commit → attempt → flows), the table of
+what each kind of unit does, and the few upward hooks (:mod:`dexviz.engine.ports`) installed
+once: a closed run, a commit. Its :meth:`Runtime.commit` runs the after-commit checks.
+"""
 
 from __future__ import annotations
 
 import gc
-import random
-import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from types import MappingProxyType
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from dexviz.engine import heartbeats
-from dexviz.engine.choice import Chooser, SeededChooser
+from dexviz.engine.choice import Chooser
 from dexviz.engine.continue_as_new import ContinueAsNew
 from dexviz.engine.decide import Decisions
 from dexviz.engine.fast import FastPath
 from dexviz.engine.faults import FaultPlan
 from dexviz.engine.invoke import Invoker
+from dexviz.engine.kernel import Kernel
 from dexviz.engine.live import LiveScheduler
-from dexviz.engine.locks import LockTable
-from dexviz.engine.recorder import Recorder
-from dexviz.engine.runners import LiveRunner, SimRunner
-from dexviz.engine.scheduler import SIMULATION_EPOCH_NS, Scheduler, TimerHandle
+from dexviz.engine.runners import LiveRunner
+from dexviz.engine.scheduler import SIMULATION_EPOCH_NS
 from dexviz.engine.sqlite_schema import StoreError
 from dexviz.engine.starts import Starts
-from dexviz.engine.state import Execution, FlowRun
-from dexviz.engine.store import MemoryStore, Store
-from dexviz.engine.streams import StreamStore
+from dexviz.engine.state import FlowRun
+from dexviz.engine.store import Store
 from dexviz.engine.subflows import SubFlows
 from dexviz.engine.time_travel import TimeTravel
 from dexviz.engine.timeouts import FlowTimeouts
+from dexviz.engine.units import (
+    DelayedStart,
+    FlowRetry,
+    FlowTimeout,
+    HeartbeatDue,
+    HeartbeatLost,
+    MethodTimedOut,
+    ResumeAfterLock,
+    ResumeMethod,
+    RetryAttempt,
+    TimerFired,
+)
 from dexviz.engine.waits import WaitManager
 from dexviz.history.event import Event
 from dexviz.sdk.clock import handler_clock
 from dexviz.sdk.flow_options import StartFlowOptions
 from dexviz.sdk.registry import Registry
-from dexviz.sdk.results import FlowResult, FlowStatus
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
-
-    from dexviz.engine.loop import VirtualLoop
-
-
-_VARIANT = 2 << 62
 
 
 @contextmanager
@@ -65,7 +74,7 @@ def relaxed_gc() -> Iterator[None]:
             gc.enable()
 
 
-class Runtime:
+class Runtime(Kernel):
     """Owns every Flow run of one engine and runs units of work on the virtual clock."""
 
     def __init__(
@@ -79,87 +88,65 @@ class Runtime:
         live: bool = False,
         chooser: Chooser | None = None,
     ) -> None:
-        self.registry = registry
-        self.codecs = registry.codec_registry
-        self.seed = seed
-        self.live = live
-        self.lock = threading.RLock()
-        self.errors: list[BaseException] = []
+        super().__init__(
+            registry,
+            seed=seed,
+            store=store,
+            faults=faults,
+            epoch_ns=epoch_ns,
+            live=live,
+            chooser=chooser,
+            commit=self.commit,
+        )
         self.closed = False
         self.crashed = False
         self.store_failed: StoreError | None = None
         self._watchers: list[tuple[Callable[[], bool], Future[None]]] = []
-        self.sim: Scheduler | None = None
-        self.scheduler: Scheduler | LiveScheduler
-        self.runner: SimRunner | LiveRunner
-        if live:
-            self.scheduler = LiveScheduler(seed, self.lock, self.errors.append, self.commit)
-            self.runner = LiveRunner(self.scheduler, self.clock_millis)
-            self.chooser: Chooser = chooser or SeededChooser(self.scheduler.rng)
-        else:
-            self.sim = self.scheduler = Scheduler(seed, epoch_ns, chooser)
-            self.chooser = self.sim.chooser
-            self.runner = SimRunner(lambda: self.loop, self.clock_millis)
-        self._loop: VirtualLoop | None = None
-        self.store: Store = store if store is not None else MemoryStore()
-        self.recorder = Recorder(self.store, self.scheduler)
         # A store with deferred fsyncs ("group") must not let an acknowledgement out early.
         self.durable: Callable[[], None] | None = getattr(self.store, "wait_durable", None)
-        self.faults = faults if faults is not None else FaultPlan()
-        self.faults.chooser = self.chooser
-        self.waits = WaitManager(self)
-        self.invoker = Invoker(self)
-        self.fast = FastPath(self)
-        self.decisions = Decisions(self)
-        self.subflows = SubFlows(self)
-        self.timeouts = FlowTimeouts(self)
-        self.starts = Starts(self)
-        self.time_travel = TimeTravel(self)
-        self.continue_as_new = ContinueAsNew(self)
-        self.runs: dict[str, FlowRun] = {}
-        self.streams = StreamStore()
-        self.previous_runs: dict[str, list[FlowRun]] = {}
-        self._locks: dict[str, LockTable] = {}
-        self._stale_skips: dict[str, list[tuple[str, Any]]] = {}
-        self.ids = random.Random(f"dexviz-run-ids:{seed}")
-        self._id_millis = -1
-        self._id_prefix = ""
+        self._wire()
+        self.handlers.update(self._handler_table())
+        self.after_commit: tuple[Callable[[list[Event]], None], ...] = (
+            self._crash_fault,
+            self._fault_cancellations,
+            self._continue_runs,
+            self._wake_watchers,
+            self._acknowledge,
+        )
+        """What a commit that recorded events does next, in this order."""
         self.snapshot_names: dict[int, tuple[Any, ...]] | None = None
         """What a snapshot names instead of copying (see ``engine.snapshot``), once needed."""
 
-    @property
-    def loop(self) -> VirtualLoop:
-        """The simulation's asyncio loop, created (and asyncio imported) for the first coroutine."""
-        if self._loop is None:
-            assert self.sim is not None, "a live engine runs coroutines on a real asyncio loop"
-            from dexviz.engine.loop import VirtualLoop
+    def _wire(self) -> None:
+        """Build the collaborators bottom up (commit, attempt, flows) and install the hooks."""
+        self.waits = WaitManager(self)
+        self.decisions = Decisions(self, self.waits, self)
+        self.invoker = Invoker(self, self, self.waits, self.decisions)
+        self.fast = FastPath(self, self, self.invoker, self.decisions, self.waits)
+        self.starter = self.fast
+        self.timeouts = FlowTimeouts(self, self.decisions)
+        self.continue_as_new = ContinueAsNew(self, self.timeouts, self)
+        self.starts = Starts(self, self.decisions, self.timeouts, self.continue_as_new, self)
+        self.subflows = SubFlows(self, self.decisions, self.waits, self.starts)
+        self.waits.children = self.subflows
+        self.time_travel = TimeTravel(
+            self, self.decisions, self.waits, self.timeouts, self.starts, self
+        )
 
-            self._loop = VirtualLoop(self.sim)
-        return self._loop
-
-    # -- clock ----------------------------------------------------------------------------
-    def now(self) -> int:
-        """Engine time in ns since the epoch (virtual in simulation, wall clock when live)."""
-        return self.scheduler.now_ns
-
-    def message_id(self) -> str:
-        """A new message id: a UUIDv7 from engine time and the seeded source (R61).
-
-        ``uuid_text((millis << 80) | 7 << 76 | r12 << 64 | 2 << 62 | r62)``, written out: the
-        time part is formatted once per millisecond (most messages of a simulation share it).
-        """
-        millis = self.scheduler.now_ns // 1_000_000
-        if millis != self._id_millis:
-            text = f"{millis & 0xFFFFFFFFFFFF:012x}"
-            self._id_millis, self._id_prefix = millis, f"{text[:8]}-{text[8:]}-7"
-        bits = self.ids.getrandbits
-        # The random 76 bits, formatted with one spec: 3 hex digits of r12, then 0x8000 | r62.
-        text = f"{bits(12) << 64 | _VARIANT | bits(62):019x}"
-        return f"{self._id_prefix}{text[:3]}-{text[3:7]}-{text[7:]}"
-
-    def clock_millis(self) -> int:
-        """Engine time in ms (what ``current_time_millis()`` returns inside handlers)."""
-        return self.scheduler.now_ns // 1_000_000
+    def _handler_table(self) -> dict[type, Callable[[Any], None]]:
+        """What each kind of unit does: the one place that maps records to collaborators."""
+        return {
+            RetryAttempt: self.invoker.retry,
+            ResumeAfterLock: self.invoker.retry,
+            TimerFired: self.waits.fire_timer,
+            MethodTimedOut: self.invoker.time_out,
+            HeartbeatDue: partial(heartbeats.beat, self),
+            HeartbeatLost: partial(heartbeats.lost, self, self.invoker),
+            DelayedStart: self.starts.run_delayed_start,
+            ResumeMethod: self.invoker.resume,
+            FlowRetry: self.starts.run_retry,
+            FlowTimeout: self.timeouts.run_timeout,
+        }
 
     # -- units ----------------------------------------------------------------------------
     def run_unit(self, until_ns: int | None = None) -> list[Event] | None:
@@ -186,27 +173,53 @@ class Runtime:
             return produced
 
     def commit(self) -> None:
-        """Commit buffered events, apply fault-plan cancellations, and wake client waiters.
+        """Commit buffered events, then run the after-commit checks if any may apply.
 
         A commit the store refuses is not applied: the engine's state already holds it, so
-        every later call raises the store's error until the store is opened again.
+        every later call raises the store's error until the store is opened again. The checks
+        (:attr:`after_commit`) are skipped at once when none has anything to do: that is
+        every commit of a plain simulation, and ``Engine.run`` commits once per unit.
         """
         try:
             committed = self.recorder.commit()
         except StoreError as error:
             self.store_failed = error
             raise
-        if committed and self.faults.crash_after is not None:
+        if not committed:
+            return
+        faults, can = self.faults, self.continue_as_new
+        if (
+            faults.crash_after is not None
+            or faults.cancellations
+            # ContinueAsNew.watching, read without its property call: every unit commits.
+            or can._requested
+            or can._first_seq
+            or self._watchers
+            or self.durable is not None
+        ):
+            for check in self.after_commit:
+                check(committed)
+
+    def _crash_fault(self, committed: list[Event]) -> None:
+        if self.faults.crash_after is not None:
             self.crashing()
+
+    def _fault_cancellations(self, committed: list[Event]) -> None:
         if self.faults.cancellations:
             for event in committed:
                 for flow_id, execution_id in self.faults.cancellations_for(event):
                     self.cancel_execution(flow_id, execution_id, "fault")
-        if committed and self.continue_as_new.watching:
+
+    def _continue_runs(self, committed: list[Event]) -> None:
+        if self.continue_as_new.watching:
             self.continue_as_new.committed({event.flow_id for event in committed})
-        if committed and self._watchers:
+
+    def _wake_watchers(self, committed: list[Event]) -> None:
+        if self._watchers:
             self._check_watchers()
-        if committed and self.durable is not None and self.acknowledges_now():
+
+    def _acknowledge(self, committed: list[Event]) -> None:
+        if self.durable is not None and self.acknowledges_now():
             self.durable()
 
     def acknowledges_now(self) -> bool:
@@ -279,11 +292,6 @@ class Runtime:
                 keep.append((ready, future))
         self._watchers = keep
 
-    def all_runs(self) -> list[FlowRun]:
-        """Every run this engine knows, earlier runs of reused Flow ids included."""
-        earlier = [r for runs in self.previous_runs.values() for r in runs]
-        return earlier + list(self.runs.values())
-
     def close(self) -> None:
         """Stop the engine; later calls are rejected.
 
@@ -324,64 +332,7 @@ class Runtime:
         """Create a run of a registered Flow and queue its start Step (R2, R3, R153)."""
         return self.starts.start_flow(flow, flow_id, input, options)
 
-    # -- locks, timers, subflows ----------------------------------------------------------
-    def lock_table(self, run: FlowRun) -> LockTable:
-        """The lock table of ``run``."""
-        table = self._locks.get(run.run_id)
-        if table is None:
-            table = self._locks[run.run_id] = LockTable()
-        return table
-
-    def release_locks(self, run: FlowRun, ex: Execution) -> None:
-        """Release ``ex``'s locks at the end of its method and start parked methods."""
-        table = self._locks.get(run.run_id)
-        if table is not None:
-            for resume in table.release(ex.execution_id):
-                self.scheduler.call_soon(resume)
-
-    def forget_locks(self, run: FlowRun, ex: Execution) -> None:
-        """Drop a canceled execution from the lock table."""
-        table = self._locks.get(run.run_id)
-        if table is not None:
-            for resume in table.forget(ex.execution_id):
-                self.scheduler.call_soon(resume)
-
-    @property
-    def lock_tables(self) -> Mapping[str, LockTable]:
-        """The lock table of each run that took a lock, by run id (read-only)."""
-        return MappingProxyType(self._locks)
-
-    @property
-    def stale_skips(self) -> Mapping[str, list[tuple[str, Any]]]:
-        """Remembered skips of timers that do not exist yet, by run id (read-only)."""
-        return MappingProxyType(self._stale_skips)
-
-    def add_stale_skip(self, run: FlowRun, execution_id: str, timer_id: Any) -> None:
-        """Remember a skip for a timer that does not exist yet (R128)."""
-        self._stale_skips.setdefault(run.run_id, []).append((execution_id, timer_id))
-
-    def apply_stale_skips(self, run: FlowRun, ex: Execution) -> None:
-        """Apply remembered skips aimed at ``ex`` now that its timers exist."""
-        skips = self._stale_skips.get(run.run_id)
-        if not skips:
-            return
-        keep: list[tuple[str, Any]] = []
-        for execution_id, timer_id in skips:
-            timer = find_timer(ex, timer_id) if execution_id == ex.execution_id else None
-            if timer is None:
-                keep.append((execution_id, timer_id))
-            else:
-                self.waits.complete_timer(run, ex, timer, True)
-        self._stale_skips[run.run_id] = keep
-
-    def rekey_run(self, previous: str, run_id: str) -> None:
-        """Move what is kept per run id to a run that continued as new under ``run_id``."""
-        if previous in self._locks:
-            self._locks[run_id] = self._locks.pop(previous)
-        if previous in self._stale_skips:
-            self._stale_skips[run_id] = self._stale_skips.pop(previous)
-        self.timeouts.rekey(previous, run_id)
-
+    # -- hooks of the lower layers (ports.RunEnds) ----------------------------------------
     def cancel_flow_timers(self, run: FlowRun) -> None:
         """Stop the Flow-timeout timer of a closing run (R139)."""
         self.timeouts.cancel(run)
@@ -391,25 +342,3 @@ class Runtime:
         if self.starts.schedule_retry(run):
             return
         self.subflows.child_closed(run)
-
-    def call_at(self, due_ns: int, unit: Any) -> TimerHandle:
-        """Schedule a unit at engine time ``due_ns``."""
-        return self.scheduler.call_at(due_ns, unit)
-
-    # -- reading --------------------------------------------------------------------------
-    def result(self, flow_id: str) -> FlowResult:
-        """The FlowResult of the current run (RUNNING while open or about to be retried)."""
-        run = self.runs[flow_id]
-        if run.retry_pending:
-            return FlowResult(FlowStatus.RUNNING, ())
-        if run.status is FlowStatus.COMPLETED:
-            return FlowResult(FlowStatus.COMPLETED, tuple(run.completions))
-        return FlowResult(run.status, (), run.error_type, run.error_message, run.failure)
-
-
-def find_timer(ex: Execution, timer_id: Any) -> Any:
-    """The TimerState of ``ex`` selected by a TimerId, or None."""
-    if timer_id.condition_id is not None:
-        return next((t for t in ex.timers if t.condition_id == timer_id.condition_id), None)
-    index = timer_id.condition_index
-    return ex.timers[index] if index is not None and index < len(ex.timers) else None

@@ -5,12 +5,14 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from dexviz.engine.decide import Move
+from dexviz.engine.continue_as_new import ContinueAsNew
+from dexviz.engine.decide import Decisions, Move
 from dexviz.engine.errors import service_error
 from dexviz.engine.spec import check_flow_id, flow_spec
 from dexviz.engine.state import FlowRun
 from dexviz.engine.stored_options import start_payload
-from dexviz.engine.units import DelayedStart, FlowRetry
+from dexviz.engine.timeouts import FlowTimeouts
+from dexviz.engine.units import DelayedStart, FlowRetry, Unit
 from dexviz.engine.uuids import uuid4_bits, uuid_text
 from dexviz.history.event import Payload
 from dexviz.history.kinds import EventKind
@@ -21,7 +23,8 @@ from dexviz.sdk.flow_options import StartFlowOptions
 from dexviz.sdk.results import FlowErrorType, FlowStatus
 
 if TYPE_CHECKING:
-    from dexviz.engine.runtime import Runtime
+    from dexviz.engine.kernel import Kernel
+    from dexviz.engine.ports import Committer
 
 _DEFAULT_START_OPTIONS = StartFlowOptions()
 """Shared by every start without options (frozen): a parked Flow does not carry its own."""
@@ -94,11 +97,22 @@ class StartedPayload(Payload):
 class Starts:
     """Creates runs: the first, a reused Flow id's next one, and Flow retries."""
 
-    def __init__(self, runtime: Runtime) -> None:
-        self._rt = runtime
+    def __init__(
+        self,
+        kernel: Kernel,
+        decisions: Decisions,
+        timeouts: FlowTimeouts,
+        continue_as_new: ContinueAsNew,
+        committer: Committer,
+    ) -> None:
+        self._rt = kernel
+        self._decisions = decisions
+        self._timeouts = timeouts
+        self._continue_as_new = continue_as_new
+        self._committer = committer
         self._specs: dict[str, dict[str, Any]] = {}
         # One bound method shared by every run (a new one per run costs 64 bytes per Flow).
-        self._message_id = runtime.message_id
+        self._message_id = kernel.message_id
 
     # -- starting -------------------------------------------------------------------------
     def start_flow(
@@ -155,8 +169,8 @@ class Starts:
                 operation="start_flow",
             )
         if running:
-            self._rt.decisions.close(existing, FlowStatus.TERMINATED)
-            self._rt.commit()
+            self._decisions.close(existing, FlowStatus.TERMINATED)
+            self._committer.commit()
         self._rt.previous_runs.setdefault(flow_id, []).append(existing)
         return self._create_run(definition, flow_id, input, options)
 
@@ -189,17 +203,17 @@ class Starts:
             run.request_id = options.request_id
         if options.config_override is not None:
             run.config = options.config_override
-        self._rt.continue_as_new.watch(run)
+        self._continue_as_new.watch(run)
         self._rt.runs[flow_id] = run
         initial = self._initial_attributes(run, options)
         execution = (
-            self._rt.decisions.new_execution(run, Move(start, value, None), "__start__")
+            self._decisions.new_execution(run, Move(start, value, None), "__start__")
             if start
             else None
         )
         spec = self._spec(definition)
         ready = to_json_ready(value)
-        timeouts = self._rt.timeouts.start(run, options)
+        timeouts = self._timeouts.start(run, options)
         # Built on first read: a parked Flow keeps only these values, not the payload dict.
         payload = StartedPayload(
             spec,
@@ -222,8 +236,8 @@ class Starts:
                     self._rt.now() + int(delay * 1e9), DelayedStart.of(self._rt, run, execution)
                 )
             else:
-                self._rt.decisions.announce(run, execution, "start")
-        self._rt.commit()
+                self._decisions.announce(run, execution, "start")
+        self._committer.commit()
         return run.run_id
 
     def _initial_attributes(self, run: FlowRun, options: StartFlowOptions) -> list[dict[str, Any]]:
@@ -265,6 +279,16 @@ class Starts:
         due = self._rt.now() + int(delay.total_seconds() * 1e9)
         self._rt.call_at(due, FlowRetry.of(self._rt, run, None))
         return True
+
+    def run_delayed_start(self, unit: Unit) -> None:
+        """A DelayedStart unit: the start Step of a run whose start delay passed is announced."""
+        run, ex = unit[1], unit[2]
+        if run.is_open and ex.active:
+            self._decisions.announce(run, ex, "start")
+
+    def run_retry(self, unit: Unit) -> None:
+        """A FlowRetry unit: see :meth:`retry`."""
+        self.retry(unit[1])
 
     def retry(self, failed: FlowRun) -> None:
         """Start a failed run over (a FlowRetry unit), unless its Flow id moved on."""

@@ -27,6 +27,9 @@ class Phase(enum.Enum):
     CANCELED = "canceled"
 
 
+DEFAULT_OPTIONS = StepOptions()
+"""Shared by every execution without options of its own (StepOptions is immutable)."""
+
 ACTIVE_PHASES = frozenset({Phase.QUEUED, Phase.WAIT_FOR, Phase.WAITING, Phase.EXECUTE})
 
 

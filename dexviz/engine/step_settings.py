@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dexviz.engine.decide import DEFAULT_OPTIONS
+from dexviz.engine.state import DEFAULT_OPTIONS
 from dexviz.sdk.definitions import FlowDefinition, StepDefinition
 from dexviz.sdk.options import StepOptions
 

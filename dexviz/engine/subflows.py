@@ -4,21 +4,29 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from dexviz.engine.decide import Decisions
+from dexviz.engine.starts import Starts
 from dexviz.engine.state import Execution, FlowRun
+from dexviz.engine.waits import WaitManager
 from dexviz.sdk.condition import SubFlowCondition
 from dexviz.sdk.flow_options import StartFlowOptions, SubFlowOptions, SubFlowReusePolicy
 from dexviz.sdk.results import FlowResult, FlowStatus
 from dexviz.sdk.subflow import subflow_id
 
 if TYPE_CHECKING:
-    from dexviz.engine.runtime import Runtime
+    from dexviz.engine.kernel import Kernel
 
 
 class SubFlows:
     """Starts children, reuses them per policy, and wakes parents when children close."""
 
-    def __init__(self, runtime: Runtime) -> None:
-        self._rt = runtime
+    def __init__(
+        self, kernel: Kernel, decisions: Decisions, waits: WaitManager, starts: Starts
+    ) -> None:
+        self._rt = kernel
+        self._decisions = decisions
+        self._waits = waits
+        self._starts = starts
         self._parents: dict[str, list[tuple[FlowRun, Execution]]] = {}
 
     def start_children(self, run: FlowRun, ex: Execution) -> None:
@@ -48,7 +56,7 @@ class SubFlows:
             if closed_ok and policy is SubFlowReusePolicy.RESTART_IF_PREVIOUS_EXITS_ABNORMALLY:
                 return
             if running:
-                rt.decisions.close(existing, FlowStatus.TERMINATED)
+                self._decisions.close(existing, FlowStatus.TERMINATED)
             rt.previous_runs.setdefault(child_id, []).append(existing)
             del rt.runs[child_id]
         start = StartFlowOptions(
@@ -64,7 +72,7 @@ class SubFlows:
                 if instance is None
                 else start.with_attribute(attribute, instance, value)
             )
-        rt.starts.start_flow(condition.flow, child_id, condition.input, start, generated=True)
+        self._starts.start_flow(condition.flow, child_id, condition.input, start, generated=True)
 
     def is_done(self, ex: Execution, condition: SubFlowCondition) -> bool:
         """Whether the condition's child has reached any terminal status (R132)."""
@@ -81,7 +89,7 @@ class SubFlows:
     def child_closed(self, child: FlowRun) -> None:
         """Re-check every parent execution waiting on ``child``."""
         for run, ex in self._parents.pop(child.flow_id, []):
-            self._rt.waits.try_satisfy(run, ex)
+            self._waits.try_satisfy(run, ex)
 
     def result(self, ex: Execution, index: int) -> FlowResult:
         """The child's FlowResult (a RUNNING snapshot for an unfinished child, R133)."""

@@ -11,10 +11,14 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
+from dexviz.engine.decide import Decisions
 from dexviz.engine.errors import service_error
 from dexviz.engine.fork import FoldedExecution, fold_execution, fork_index
 from dexviz.engine.spec import continued_start_payload
+from dexviz.engine.starts import Starts
 from dexviz.engine.state import Execution, FlowRun, Message
+from dexviz.engine.timeouts import FlowTimeouts
+from dexviz.engine.waits import WaitManager
 from dexviz.history.event import Event
 from dexviz.history.kinds import EventKind
 from dexviz.sdk.channel import Channel
@@ -26,7 +30,8 @@ from dexviz.sdk.results import FlowStatus, StepCompletion
 from dexviz.sdk.wait import ConditionCombination, Wait, WaitKind
 
 if TYPE_CHECKING:
-    from dexviz.engine.runtime import Runtime
+    from dexviz.engine.kernel import Kernel
+    from dexviz.engine.ports import Committer
 
 _CHANGES = (EventKind.RPC_EXECUTION_COMPLETED, EventKind.CHANNEL_EXTERNAL_PUBLISH)
 _WRITERS = (
@@ -39,8 +44,21 @@ _WRITERS = (
 class TimeTravel:
     """Builds the forked run and resumes it."""
 
-    def __init__(self, runtime: Runtime) -> None:
-        self._rt = runtime
+    def __init__(
+        self,
+        kernel: Kernel,
+        decisions: Decisions,
+        waits: WaitManager,
+        timeouts: FlowTimeouts,
+        starts: Starts,
+        committer: Committer,
+    ) -> None:
+        self._rt = kernel
+        self._decisions = decisions
+        self._waits = waits
+        self._timeouts = timeouts
+        self._starts = starts
+        self._committer = committer
 
     def travel(self, flow_id: str, options: TimeTravelOptions) -> str:
         """Fork a new run of ``flow_id`` and return its run id."""
@@ -56,9 +74,9 @@ class TimeTravel:
         events = [e for e in history if e.run_id == source]
         cut = fork_index(events, options)
         if old.status is FlowStatus.RUNNING:
-            rt.decisions.close(old, FlowStatus.TERMINATED)
+            self._decisions.close(old, FlowStatus.TERMINATED)
         rt.previous_runs.setdefault(flow_id, []).append(old)
-        run = rt.starts.new_run(old.definition, flow_id)
+        run = self._starts.new_run(old.definition, flow_id)
         run.start_options, run.start_input = old.start_options, old.start_input
         rt.runs[flow_id] = run
         executions = self._fold(run, events[:cut])
@@ -82,7 +100,7 @@ class TimeTravel:
         self._continued(run, old.run_id)
         for folded in executions:
             self._resume(run, folded, events[cut].time_ns)
-        rt.commit()
+        self._committer.commit()
         return run.run_id
 
     def _continued(self, run: FlowRun, previous_run_id: str) -> None:
@@ -101,7 +119,7 @@ class TimeTravel:
         """The reset run keeps the Flow's timeout, counted again from the reset (R164)."""
         if run.start_options is None:
             return {"timeout_s": None, "timeout_policy": None}
-        return self._rt.timeouts.start(run, run.start_options)
+        return self._timeouts.start(run, run.start_options)
 
     # -- folding the old run ----------------------------------------------------------------
     def _fold(self, run: FlowRun, events: list[Event]) -> list[FoldedExecution]:
@@ -245,15 +263,15 @@ class TimeTravel:
                 if message is not None:
                     ex.reserved.setdefault(message.channel, []).append(message)
                     ex.consumed_values.setdefault(message.channel, []).append(message.value)
-            rt.invoker.start_method_soon(run, ex, "execute")
+            rt.start_method_soon(run, ex, "execute")
         elif (
             folded.phase == "waiting"
             and folded.wait is not None
             and (wait := self._rebuild(run, folded, fork_ns))
         ):
-            rt.waits.begin_waiting(run, ex, wait)
+            self._waits.begin_waiting(run, ex, wait)
         else:
-            rt.invoker.start_method_soon(run, ex, "wait_for" if step.has_wait_for else "execute")
+            rt.start_method_soon(run, ex, "wait_for" if step.has_wait_for else "execute")
 
     def _rebuild(self, run: FlowRun, folded: FoldedExecution, fork_ns: int) -> Wait | None:
         """The Wait of a waiting execution from its description; None if it had a SubFlow."""

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from dexviz.engine.decide import Decisions
 from dexviz.engine.scheduler import TimerHandle
 from dexviz.engine.state import Execution, FlowRun
-from dexviz.engine.units import FlowTimeout
+from dexviz.engine.units import FlowTimeout, Unit
 from dexviz.sdk.decision import StepDecision
 from dexviz.sdk.definitions import StepDefinition
 from dexviz.sdk.flow import Flow
@@ -21,7 +22,7 @@ from dexviz.sdk.results import FlowErrorType, FlowStatus
 from dexviz.sdk.step import Step
 
 if TYPE_CHECKING:
-    from dexviz.engine.runtime import Runtime
+    from dexviz.engine.kernel import Kernel
 
 TIMEOUT_STEP_TYPE = "sys:timeout_handler"
 
@@ -71,8 +72,9 @@ def handler_options(options: FlowTimeoutHandlerOptions | None) -> StepOptions:
 class FlowTimeouts:
     """Schedules each run's Flow timeout and applies its policy when it fires."""
 
-    def __init__(self, runtime: Runtime) -> None:
-        self._rt = runtime
+    def __init__(self, kernel: Kernel, decisions: Decisions) -> None:
+        self._rt = kernel
+        self._decisions = decisions
         self._timers: dict[str, TimerHandle] = {}
         self._policies: dict[str, FlowTimeoutPolicy] = {}
 
@@ -98,6 +100,10 @@ class FlowTimeouts:
         self._timers[run.run_id] = self._rt.call_at(due, FlowTimeout.of(self._rt, run, None))
         return {"timeout_s": timeout.total_seconds(), "timeout_policy": policy.name}
 
+    def run_timeout(self, unit: Unit) -> None:
+        """A FlowTimeout unit: see :meth:`fire`."""
+        self.fire(unit[1])
+
     def fire(self, run: FlowRun) -> bool:
         """Apply the policy now (the deadline passed, or its timer was skipped, R130)."""
         handle = self._timers.pop(run.run_id, None)
@@ -105,7 +111,7 @@ class FlowTimeouts:
             return False
         handle.cancel()
         policy = self._policies.get(run.run_id, FlowTimeoutPolicy.FAIL)
-        decisions = self._rt.decisions
+        decisions = self._decisions
         if policy is FlowTimeoutPolicy.CANCEL:
             decisions.close(run, FlowStatus.CANCELED)
         elif policy is FlowTimeoutPolicy.HANDLER:
@@ -127,7 +133,7 @@ class FlowTimeouts:
         return True
 
     def _run_handler(self, run: FlowRun) -> None:
-        self._rt.decisions.announce(run, self.handler_execution(run), "timeout")
+        self._decisions.announce(run, self.handler_execution(run), "timeout")
 
     def handler_execution(self, run: FlowRun, execution_id: str | None = None) -> Execution:
         """The timeout handler's execution, not yet announced (``execution_id``: a resumed one)."""

@@ -1,34 +1,47 @@
 """Units of work as records: what a queued or timed unit does, named by the run it acts for.
 
-Every unit the engine queues or schedules is one of these records (or a
-:class:`~dexviz.engine.invoke.QueuedStart`), never a lambda or closure: the explorer reads its
-owner from it, a snapshot pickles it, and :data:`HANDLERS` is the one table that says what
-each kind does. A record is a tuple ``(runtime, run, execution, ...)``; calling it dispatches
-through the table. Units compare and hash by identity, like the closures they replaced.
+Every unit the engine queues or schedules is one of these records, never a lambda or closure:
+the explorer reads its owner from it, a snapshot pickles it. A :class:`Unit` is a tuple
+``(owner, run, execution, ...)`` whose owner holds the handler table (the runtime builds it,
+one handler per kind; this module names no service); calling the unit dispatches through it. A
+:class:`QueuedStart` names the :class:`MethodStarter` that runs it. Units compare and hash by
+identity, like the closures they replaced.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 if TYPE_CHECKING:
-    from dexviz.engine.runtime import Runtime
     from dexviz.engine.state import Execution, FlowRun
 
 _new_tuple = tuple.__new__
 
 
+class UnitOwner(Protocol):
+    """What a unit record runs through: the table of what each kind of unit does."""
+
+    handlers: dict[type[Unit], Callable[[Any], None]]
+
+
+class MethodStarter(Protocol):
+    """What runs a :class:`QueuedStart`: the first attempt of a method."""
+
+    def start_unit(self, unit: QueuedStart) -> None:
+        """Run the queued first attempt."""
+
+
 class Unit(tuple):  # type: ignore[type-arg]
-    """A unit of work: ``(runtime, run, execution or None, *arguments)``."""
+    """A unit of work: ``(owner, run, execution or None, *arguments)``."""
 
     __slots__ = ()
     kind: ClassVar[str] = "unit"
 
     @classmethod
-    def of(cls, rt: Runtime, run: FlowRun, execution: Execution | None, *args: Any) -> Any:
+    def of(cls, owner: UnitOwner, run: FlowRun, execution: Execution | None, *args: Any) -> Any:
         """The unit of this kind for ``run`` (and ``execution``) with its arguments."""
-        return _new_tuple(cls, (rt, run, execution, *args))
+        return _new_tuple(cls, (owner, run, execution, *args))
 
     @property
     def run(self) -> FlowRun:
@@ -46,8 +59,8 @@ class Unit(tuple):  # type: ignore[type-arg]
         return tuple(self[3:])
 
     def __call__(self) -> None:
-        """Run the unit through the handler table."""
-        HANDLERS[type(self)](self[0], self)
+        """Run the unit through its owner's handler table."""
+        self[0].handlers[type(self)](self)
 
     def __eq__(self, other: object) -> bool:
         return self is other
@@ -133,66 +146,45 @@ class FlowTimeout(Unit):
     kind = "flow-timeout"
 
 
-def _retry(rt: Runtime, unit: Unit) -> None:
-    rt.invoker.attempt(unit[1], unit[2])
+class QueuedStart(tuple):  # type: ignore[type-arg]
+    """The unit that runs the first attempt of an execution's method once it is picked.
 
+    ``(starter, run, execution, method, settings)``: a tuple rather than a closure or an
+    object with ``__init__``, because one is queued per Step transition; the engine's loop and
+    the explorer (which attributes units to executions) read what it is for. ``settings`` is
+    the fast path's :class:`~dexviz.engine.step_settings.StepSettings` of the Step when the unit
+    was queued by it, else None.
+    """
 
-def _timer(rt: Runtime, unit: Unit) -> None:
-    rt.waits.complete_timer(unit[1], unit[2], unit[3], False)
+    __slots__ = ()
 
+    @staticmethod
+    def of(starter: MethodStarter, run: FlowRun, execution: Execution, method: str) -> QueuedStart:
+        """The unit for ``method`` of ``execution``."""
+        return _new_tuple(QueuedStart, (starter, run, execution, method, None))
 
-def _timed_out(rt: Runtime, unit: Unit) -> None:
-    rt.invoker.timed_out(unit[1], unit[2], unit[3], unit[4], unit[5])
+    @property
+    def execution(self) -> Execution:
+        """The execution whose method the unit starts."""
+        return self[2]  # type: ignore[no-any-return]
 
+    @property
+    def method(self) -> str:
+        """``wait_for`` or ``execute``."""
+        return self[3]  # type: ignore[no-any-return]
 
-def _heartbeat(rt: Runtime, unit: Unit) -> None:
-    from dexviz.engine import heartbeats
+    def __call__(self) -> None:
+        """Run the unit: start the method's first attempt."""
+        self[0].start_unit(self)
 
-    heartbeats.beat(rt, unit)
+    # A unit is itself, like the closure it replaces: compared and hashed by identity.
+    def __eq__(self, other: object) -> bool:
+        return self is other
 
+    def __ne__(self, other: object) -> bool:
+        return self is not other
 
-def _heartbeat_lost(rt: Runtime, unit: Unit) -> None:
-    from dexviz.engine import heartbeats
+    __hash__ = object.__hash__
 
-    heartbeats.lost(rt, unit)
-
-
-def _delayed_start(rt: Runtime, unit: Unit) -> None:
-    run, ex = unit[1], unit[2]
-    if run.is_open and ex.active:
-        rt.decisions.announce(run, ex, "start")
-
-
-def _resume(rt: Runtime, unit: Unit) -> None:
-    run, ex, keys = unit[1], unit[2], unit[3]
-    ex.pending_unit = None
-    if not ex.active or not run.is_open:
-        return
-    if keys and not rt.lock_table(run).acquire_or_wait(
-        keys, ex.execution_id, ResumeAfterLock.of(rt, run, ex)
-    ):
-        return
-    rt.invoker.attempt(run, ex)
-
-
-def _flow_retry(rt: Runtime, unit: Unit) -> None:
-    rt.starts.retry(unit[1])
-
-
-def _flow_timeout(rt: Runtime, unit: Unit) -> None:
-    rt.timeouts.fire(unit[1])
-
-
-HANDLERS: dict[type[Unit], Callable[[Runtime, Any], None]] = {
-    RetryAttempt: _retry,
-    ResumeAfterLock: _retry,
-    TimerFired: _timer,
-    MethodTimedOut: _timed_out,
-    HeartbeatDue: _heartbeat,
-    HeartbeatLost: _heartbeat_lost,
-    DelayedStart: _delayed_start,
-    ResumeMethod: _resume,
-    FlowRetry: _flow_retry,
-    FlowTimeout: _flow_timeout,
-}
-"""What each kind of unit does, given the runtime and the unit."""
+    def __repr__(self) -> str:
+        return f"QueuedStart({self[2].execution_id} {self[3]})"

@@ -19,11 +19,10 @@ from dexviz.engine.effects import (
     emit_published,
     staged_values,
 )
-from dexviz.engine.invoke import QueuedStart
 from dexviz.engine.plan import Satisfaction, candidates, evaluate
 from dexviz.engine.simple_wait import SimpleWait, SimpleWaits
 from dexviz.engine.state import Execution, FlowRun, Message, Phase, TimerState
-from dexviz.engine.units import TimerFired
+from dexviz.engine.units import QueuedStart, TimerFired, Unit
 from dexviz.engine.wait_payloads import WaitForCompleted
 from dexviz.history.event import Event
 from dexviz.history.kinds import EventKind
@@ -31,7 +30,8 @@ from dexviz.sdk.condition import SubFlowCondition, TimerCondition
 from dexviz.sdk.wait import Wait
 
 if TYPE_CHECKING:
-    from dexviz.engine.runtime import Runtime
+    from dexviz.engine.kernel import Kernel
+    from dexviz.engine.ports import ChildFlows
 
 _NS = 1_000_000_000
 _WAIT_SATISFIED = EventKind.WAIT_SATISFIED
@@ -42,8 +42,11 @@ _new_event = tuple.__new__
 class WaitManager:
     """Owns every waiting execution of the runtime and decides which of them a message wakes."""
 
-    def __init__(self, runtime: Runtime) -> None:
-        self._rt = runtime
+    children: ChildFlows
+    """The SubFlows a Wait's SubFlow conditions start and ask (installed once by the runtime)."""
+
+    def __init__(self, kernel: Kernel) -> None:
+        self._k = kernel
         self.shapes = SimpleWaits()
         """Shared one-Channel Waits: what a waiting execution keeps of such a Wait."""
 
@@ -51,7 +54,7 @@ class WaitManager:
         self, run: FlowRun, ex: Execution, ctx: InvocationContext, wait: Wait
     ) -> None:
         """Commit a WaitFor result: effects, the StepWaitForCompleted event, timers, waiting."""
-        rt = self._rt
+        rt = self._k
         wait = self.shapes.shared(wait) or wait
         writes = apply_writes(run, ctx.staged)
         messages = apply_publishes(run, ctx.staged)
@@ -78,7 +81,7 @@ class WaitManager:
 
     def begin_waiting(self, run: FlowRun, ex: Execution, wait: Wait) -> None:
         """Register ``ex`` as waiting on ``wait``: start timers, index it, try it at once (R41)."""
-        rt = self._rt
+        rt = self._k
         wait = self.shapes.shared(wait) or wait
         ex.phase = Phase.WAITING
         ex.wait = wait
@@ -90,15 +93,15 @@ class WaitManager:
         for key in {c.physical_name for c in wait.channel_conditions}:
             run.add_waiter(key, ex)
         if wait.subflows:
-            rt.subflows.start_children(run, ex)
-        rt.apply_stale_skips(run, ex)
+            self.children.start_children(run, ex)
+        self.apply_stale_skips(run, ex)
         if ex.phase is Phase.WAITING:
             self.try_satisfy(run, ex)
 
     def _start_timer(
         self, run: FlowRun, ex: Execution, position: int, condition: TimerCondition
     ) -> None:
-        rt = self._rt
+        rt = self._k
         # Deadlines are whole seconds, rounded up (R125).
         fire_at = math.ceil(rt.now() / _NS + condition.duration.total_seconds()) * _NS
         timer = TimerState(position, condition.condition_id, condition.duration.total_seconds())
@@ -134,9 +137,28 @@ class WaitManager:
             timer.handle.cancel()
         kind = EventKind.TIMER_SKIPPED if skipped else EventKind.TIMER_FIRED
         payload = {"timer_index": timer.index, "condition_id": timer.condition_id}
-        self._rt.recorder.emit(run, kind, ex, payload, method="", attempt=0)
+        self._k.recorder.emit(run, kind, ex, payload, method="", attempt=0)
         self.try_satisfy(run, ex)
         return True
+
+    def fire_timer(self, unit: Unit) -> None:
+        """A TimerFired unit: the timer fires (unless it was skipped or its Wait ended)."""
+        self.complete_timer(unit[1], unit[2], unit[3], False)
+
+    def apply_stale_skips(self, run: FlowRun, ex: Execution) -> None:
+        """Apply remembered skips aimed at ``ex`` now that its timers exist (R128)."""
+        stale = self._k._stale_skips
+        skips = stale.get(run.run_id)
+        if not skips:
+            return
+        keep: list[tuple[str, Any]] = []
+        for execution_id, timer_id in skips:
+            timer = find_timer(ex, timer_id) if execution_id == ex.execution_id else None
+            if timer is None:
+                keep.append((execution_id, timer_id))
+            else:
+                self.complete_timer(run, ex, timer, True)
+        stale[run.run_id] = keep
 
     def done_flags(self, ex: Execution) -> list[bool]:
         """Per condition index: a Timer that fired or a SubFlow that closed."""
@@ -147,7 +169,7 @@ class WaitManager:
             if isinstance(condition, TimerCondition):
                 flags[i] = next(timers).done
             elif isinstance(condition, SubFlowCondition):
-                flags[i] = self._rt.subflows.is_done(ex, condition)
+                flags[i] = self.children.is_done(ex, condition)
         return flags
 
     def try_satisfy(self, run: FlowRun, ex: Execution) -> bool:
@@ -196,7 +218,7 @@ class WaitManager:
         ex._consumed_values = {key: [message.value]}
         taken = {"channel": message.channel, "message_id": message.message_id}
         ex.satisfied_conditions = (0,)
-        rt = self._rt
+        rt = self._k
         now = rt.scheduler.now_ns
         timers = ex._timers
         fired = [t.index for t in timers if t.done] if timers else []
@@ -213,17 +235,17 @@ class WaitManager:
              _new_event(Event, (seq + 2, now, _MESSAGE_CONSUMED, flow_id, run_id, execution_id,
                                 step_type, None, None, consumed)))
         )  # fmt: skip
-        # Invoker.start_method_soon, inlined: the usual next step of a satisfied Wait.
+        # Kernel.start_method_soon, inlined: the usual next step of a satisfied Wait.
         ex._phase = Phase.EXECUTE  # from WAITING: active either way
         ex.method = "execute"
         ex.attempt = 0
-        rt.scheduler.call_soon(QueuedStart.of(rt.invoker, run, ex, "execute"))
+        rt.scheduler.call_soon(QueuedStart.of(rt.starter, run, ex, "execute"))
 
     def _satisfied(
         self, run: FlowRun, ex: Execution, conditions: tuple[int, ...], taken: list[dict[str, Any]]
     ) -> None:
         """Record the satisfied Wait and the messages it consumed, then queue Execute."""
-        rt = self._rt
+        rt = self._k
         ex.satisfied_conditions = conditions
         rt.recorder.emit(
             run,
@@ -247,7 +269,7 @@ class WaitManager:
             method="",
             attempt=0,
         )  # fmt: skip
-        rt.invoker.start_method_soon(run, ex, "execute")
+        rt.start_method_soon(run, ex, "execute")
 
     def unregister(self, run: FlowRun, ex: Execution) -> None:
         """Stop waiting: drop ``ex`` from the waiter index and cancel its timers (R129)."""
@@ -269,7 +291,7 @@ class WaitManager:
         queues = run._queues
         if not queues:
             return
-        chooser = self._rt.chooser
+        chooser = self._k.chooser
         for key in channels if len(channels) == 1 else sorted(channels):
             # FlowRun.waiters_of, inlined for the run's first Channel.
             waiters = run._first_waiters if key == run._first_channel else run.waiters_of(key)
@@ -317,3 +339,11 @@ def _reserve(run: FlowRun, ex: Execution, key: str, count: int) -> list[dict[str
     ex.reserved.setdefault(key, []).extend(messages)
     ex.consumed_values.setdefault(key, []).extend([m.value for m in messages])
     return [{"channel": m.channel, "message_id": m.message_id} for m in messages]
+
+
+def find_timer(ex: Execution, timer_id: Any) -> Any:
+    """The TimerState of ``ex`` selected by a TimerId, or None."""
+    if timer_id.condition_id is not None:
+        return next((t for t in ex.timers if t.condition_id == timer_id.condition_id), None)
+    index = timer_id.condition_index
+    return ex.timers[index] if index is not None and index < len(ex.timers) else None
