@@ -9,13 +9,14 @@ counts and the counterexample are the same as with one process.
 from __future__ import annotations
 
 import multiprocessing
+import pickle
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor
 from contextlib import contextmanager
 from typing import Any
 
 from dexviz.explore.schedule import Setup
-from dexviz.explore.stateful import Expander, Expansion, LocalExpander, ReplayHandle, expand
+from dexviz.explore.stateful import Expander, Expansion, LocalExpander, StateHandle, expand
 
 __all__ = ["BATCHES_PER_WORKER", "DaskExpander", "PoolExpander", "expander_for"]
 
@@ -24,24 +25,35 @@ BATCHES_PER_WORKER = 4
 MIN_PARALLEL = 8
 """Levels smaller than this per worker are expanded in this process (shipping costs more)."""
 
-_SETUP: Setup | None = None
+_LOCAL: LocalExpander | None = None
+"""A worker process's Setup and engine, made once when the process starts."""
 
 
 def _init(setup: Setup) -> None:
-    global _SETUP
-    _SETUP = setup
+    global _LOCAL
+    _LOCAL = LocalExpander(setup)
 
 
-def _expand_batch(handles: Sequence[ReplayHandle]) -> list[Expansion]:
-    assert _SETUP is not None, "the worker was not initialised with a Setup"
-    return [expand(_SETUP, handle) for handle in handles]
+def _expand_batch(handles: Sequence[StateHandle]) -> list[Expansion]:
+    assert _LOCAL is not None, "the worker was not initialised with a Setup"
+    return _LOCAL.expand_all(handles)
 
 
-def _expand_with(setup: Setup, handles: Sequence[ReplayHandle]) -> list[Expansion]:
-    return [expand(setup, handle) for handle in handles]
+_BENCHES: dict[bytes, LocalExpander] = {}
+"""On a Dask worker: one engine per exploration (keyed by its Setup's pickle), kept for the
+worker's life so that batches after the first reuse it."""
 
 
-def batches(handles: Sequence[ReplayHandle], workers: int) -> list[Sequence[ReplayHandle]]:
+def _expand_with(setup: Setup, handles: Sequence[StateHandle]) -> list[Expansion]:
+    key = pickle.dumps(setup)
+    local = _BENCHES.get(key)
+    if local is None:
+        _BENCHES.clear()  # one exploration at a time: the previous one is over
+        local = _BENCHES[key] = LocalExpander(setup)
+    return local.expand_all(handles)
+
+
+def batches(handles: Sequence[StateHandle], workers: int) -> list[Sequence[StateHandle]]:
     """``handles`` cut into consecutive batches, about ``BATCHES_PER_WORKER`` per worker."""
     size = max(1, -(-len(handles) // (workers * BATCHES_PER_WORKER)))
     return [handles[i : i + size] for i in range(0, len(handles), size)]
@@ -59,7 +71,7 @@ class PoolExpander:
             workers, mp_context=context, initializer=_init, initargs=(setup,)
         )
 
-    def expand_all(self, handles: Sequence[ReplayHandle]) -> list[Expansion]:
+    def expand_all(self, handles: Sequence[StateHandle]) -> list[Expansion]:
         """The level's expansions, in order."""
         if len(handles) < MIN_PARALLEL * self.workers:
             return self._local.expand_all(handles)
@@ -89,7 +101,7 @@ class DaskExpander:
         self._local = LocalExpander(setup)
         [self._setup] = self._client.scatter([setup], broadcast=True)
 
-    def expand_all(self, handles: Sequence[ReplayHandle]) -> list[Expansion]:
+    def expand_all(self, handles: Sequence[StateHandle]) -> list[Expansion]:
         """The level's expansions, in order."""
         if len(handles) < MIN_PARALLEL * self.workers:
             return self._local.expand_all(handles)

@@ -10,6 +10,7 @@ state, then runs the checks. Waiter and fault choices inside a step go to the sa
 from __future__ import annotations
 
 import asyncio
+import pickle
 import time
 from collections.abc import Callable, Hashable, Sequence, Set
 from dataclasses import dataclass, field
@@ -17,6 +18,7 @@ from typing import Any, Protocol
 
 from dexviz.engine.choice import FaultBudget, FaultPoint
 from dexviz.engine.engine import Engine, as_registry
+from dexviz.engine.engine_state import EngineSnapshot, SnapshotError
 from dexviz.engine.faults import FaultPlan
 from dexviz.engine.runtime import Runtime
 from dexviz.explore.actions import Action
@@ -77,6 +79,17 @@ def _rebuild(flows: tuple[Any, ...], *rest: Any) -> Setup:
 
 
 @dataclass(frozen=True)
+class Resume:
+    """A state to run on from: the engine's snapshot and the explorer's side of it (the client
+    actions left, the checks' monitors pickled), reached after ``depth`` steps."""
+
+    snapshot: EngineSnapshot
+    left: tuple[int, ...]
+    monitors: bytes
+    depth: int
+
+
+@dataclass(frozen=True)
 class ChoiceRecord:
     """One choice of a schedule: its kind, the option taken, and how many there were."""
 
@@ -125,6 +138,7 @@ class ScheduleResult:
     found: Found | None = None
     initial: StateKey | None = None
     engine: Engine | None = None
+    captured: Resume | None = None
 
     @property
     def trace(self) -> tuple[int, ...]:
@@ -140,8 +154,8 @@ class ScheduleResult:
 class _Chooser:
     """The engine-side chooser: ready picks come from the runner, the rest from the policy."""
 
-    def __init__(self, record: Callable[[str, tuple[Option, ...]], int | None]) -> None:
-        self._record = record
+    def __init__(self) -> None:
+        self.record: Callable[[str, tuple[Option, ...]], int | None] = _unset
         self.primed: int | None = None
 
     def ready(self, units: Sequence[Callable[[], None]]) -> int:
@@ -149,31 +163,48 @@ class _Chooser:
             index, self.primed = self.primed, None
             return index
         # A unit run from inside another (a client call that drives the engine).
-        return self._record("nested", tuple(range(len(units)))) or 0
+        return self.record("nested", tuple(range(len(units)))) or 0
 
     def waiter(self, waiters: Sequence[Any], unready: Set[str]) -> int:
         open_ = [p for p, ex in enumerate(waiters) if ex.execution_id not in unready]
         if len(open_) < 2:
             return open_[0] if open_ else 0
-        choice = self._record("waiter", tuple(waiters[p].execution_id for p in open_))
+        choice = self.record("waiter", tuple(waiters[p].execution_id for p in open_))
         return open_[choice or 0]
 
     def fault(self, point: FaultPoint) -> bool:
-        return self._record("fault", ("pass", f"fail {point}")) == 1
+        return self.record("fault", ("pass", f"fail {point}")) == 1
+
+
+def _unset(kind: str, options: tuple[Option, ...]) -> int | None:
+    raise RuntimeError(f"a {kind} choice outside a schedule")
+
+
+class Bench:
+    """An engine and its chooser that schedules resumed from snapshots share, one at a time.
+
+    Each resumed schedule restores its snapshot into the engine, replacing whatever the last
+    one left (restoring from the engine's own snapshots copies them, unpickling nothing).
+    """
+
+    def __init__(self, setup: Setup) -> None:
+        self.chooser = _Chooser()
+        self.engine = Engine(setup.registry, faults=setup.fault_plan(), chooser=self.chooser)
 
 
 class _Run:
     """The state of one schedule while it runs."""
 
-    def __init__(self, setup: Setup, policy: Policy) -> None:
+    def __init__(self, setup: Setup, policy: Policy, bench: Bench | None = None) -> None:
         self.setup = setup
         self.policy = policy
         self.result = ScheduleResult()
-        self.chooser = _Chooser(self._record)
-        self.engine = Engine(
-            setup.registry, faults=setup.fault_plan(), chooser=self.chooser
-        )
-        self.rt: Runtime = self.engine._rt
+        if bench is None:
+            bench = Bench(setup)
+        self.chooser = bench.chooser
+        self.chooser.record = self._record
+        self.engine = bench.engine
+        self.rt: Runtime = self.engine.runtime
         self.names: dict[int, Option] = {}
         self.units: dict[Option, Callable[[], None]] = {}
         # A policy that prunes revisited states asks for fingerprints (see explore.visits).
@@ -202,6 +233,25 @@ class _Run:
         self.engine.client().start_flow(setup.flow, setup.flow_id, setup.input)
         self.result.initial = self._state()
         self._check(tuple(self.engine.history(setup.flow_id)), -1)
+
+    def resume(self, point: Resume) -> None:
+        """Start from ``point`` (a state an earlier schedule reached) instead of the start."""
+        self.engine.restore(point.snapshot)
+        self.left = list(point.left)
+        self.monitors = pickle.loads(point.monitors)
+        self.result.initial = self._state()
+
+    def capture(self, depth: int) -> Resume | None:
+        """This state as a ``Resume``; None while the engine cannot snapshot it (a coroutine
+        handler in flight) or a monitor cannot be pickled: that state is replayed instead."""
+        if self.result.found is not None:
+            return None
+        try:
+            snapshot = self.engine.snapshot()
+            monitors = pickle.dumps(self.monitors)
+        except (SnapshotError, pickle.PicklingError, TypeError, AttributeError):
+            return None
+        return Resume(snapshot, tuple(self.left), monitors, depth)
 
     def _state(self) -> StateKey:
         sim = self.rt.sim
@@ -299,7 +349,7 @@ class _Run:
             return repr(option)
         found = self.units.get(option)
         sim = self.rt.sim
-        if found is None or sim is None or not any(u is found for u in sim._ready):
+        if found is None or sim is None or not any(u is found for u in sim.ready_units):
             return None  # ran already: it cannot be offered again
         try:
             return repr(describe_unit(found))
@@ -361,16 +411,32 @@ class _Run:
                 return
 
 
-def run_schedule(setup: Setup, policy: Policy, *, keep_engine: bool = False) -> ScheduleResult:
-    """Run one schedule to its end, a violation, the depth bound, or a sleep-set block."""
-    run = _Run(setup, policy)
-    run.start()
-    result = run.result
+def run_schedule(
+    setup: Setup, policy: Policy, *, keep_engine: bool = False, resume: Resume | None = None,
+    capture: int | None = None, bench: Bench | None = None,
+) -> ScheduleResult:
+    """Run one schedule to its end, a violation, the depth bound, or a sleep-set block.
+
+    ``resume`` starts it at a state reached before (its steps are then numbered from that
+    state's depth and ``steps`` holds only those run here); ``capture`` snapshots the state
+    after that step into ``result.captured``; a resumed schedule runs on ``bench``'s engine
+    when one is given (and leaves it open), on a new one otherwise.
+    """
+    shared = bench is not None and resume is not None
+    run = _Run(setup, policy, bench if shared else None)
     step = 0
+    if resume is None:
+        run.start()
+    else:
+        run.resume(resume)
+        step = resume.depth
+    result = run.result
     if result.found is None:
         while step < setup.max_depth:
             if not run.step(step):
                 break
+            if step == capture:
+                result.captured = run.capture(step + 1)
             step += 1
         else:
             result.outcome = "depth"
@@ -378,7 +444,7 @@ def run_schedule(setup: Setup, policy: Policy, *, keep_engine: bool = False) -> 
     run.finish(terminal)
     if keep_engine:
         result.engine = run.engine
-    else:
+    elif not shared:
         # Cancels the handler Tasks the schedule left pending (a kept engine, once dropped,
         # lets its loop close them).
         run.engine.close()

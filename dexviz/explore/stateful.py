@@ -1,6 +1,6 @@
 """Stateful search: expand each distinct state once, breadth first (``strategy="stateful"``).
 
-A state is held by a ``ReplayHandle``: the choice trace that reaches it. Restoring it re-runs
+A state is held by a ``StateHandle``: the choice trace that reaches it. Restoring it re-runs
 that trace from the start (the engine has no snapshot to restore yet), then runs one more
 step under every combination of the choices that step offers (which ready unit, which waiter,
 whether a budgeted fault fires), so each successor is one transition. Successors are keyed by
@@ -20,26 +20,51 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from dexviz.explore.report import GRAPH_LIMIT, StateGraph
-from dexviz.explore.schedule import Option, ScheduleResult, Setup, StepRecord, run_schedule
+from dexviz.explore.schedule import (
+    Bench,
+    Option,
+    Resume,
+    ScheduleResult,
+    Setup,
+    StepRecord,
+    run_schedule,
+)
 from dexviz.explore.state import StateKey
 
 __all__ = [
-    "Expander", "Expansion", "Frontier", "LocalExpander", "ReplayHandle", "Successor", "expand",
+    "Expander", "Expansion", "Frontier", "LocalExpander", "StateHandle", "Successor", "expand",
     "search",
 ]
 
 
 @dataclass(frozen=True)
-class ReplayHandle:
-    """A state, held as the choice trace that reaches it after ``depth`` steps."""
+class StateHandle:
+    """A state: the choice trace that reaches it after ``depth`` steps, and how to get back.
+
+    ``base`` is the nearest state on the way (this one, or an ancestor) that the engine could
+    snapshot, reached after the first ``base_choices`` choices of ``trace``: restoring
+    restores that snapshot and replays only the rest of the trace. Without one (every state
+    since the start had a coroutine handler in flight, a monitor that cannot be pickled, or
+    a Flow the snapshot cannot hold) the whole trace is replayed from the start.
+    """
 
     trace: tuple[int, ...]
     depth: int
+    base: Resume | None = None
+    base_choices: int = 0
 
-    def restore(self, setup: Setup, suffix: tuple[int, ...] = ()) -> ScheduleResult:
-        """Re-run the trace (and ``suffix``) from the start, then one step more at most."""
+    def restore(
+        self, setup: Setup, suffix: tuple[int, ...] = (), bench: Bench | None = None
+    ) -> ScheduleResult:
+        """Run to this state (and ``suffix``), then one step more at most, snapshotting it."""
         cut = dataclasses.replace(setup, max_depth=self.depth + 1)
-        return run_schedule(cut, _ExpandPolicy(self.trace + suffix, self.depth))
+        policy = _ExpandPolicy(self.trace[self.base_choices :] + suffix, self.depth)
+        return run_schedule(cut, policy, resume=self.base, capture=self.depth, bench=bench)
+
+    @property
+    def offset(self) -> int:
+        """The depth the restore starts at: steps before it are not in its result."""
+        return 0 if self.base is None else self.base.depth
 
 
 class _ExpandPolicy:
@@ -73,7 +98,7 @@ class _ExpandPolicy:
 class Successor:
     """One transition out of a state: the trace to the new state and what the step did."""
 
-    handle: ReplayHandle
+    handle: StateHandle
     fingerprint: str | None
     state: StateKey
     label: str
@@ -85,30 +110,39 @@ class Successor:
 class Expansion:
     """A state's successors, or, when it has none, how its run ended."""
 
-    handle: ReplayHandle
+    handle: StateHandle
     at: StateKey | None
     successors: tuple[Successor, ...]
     outcome: str
     violated: bool
 
 
-def expand(setup: Setup, handle: ReplayHandle) -> Expansion:
-    """Every transition out of ``handle``'s state: one replay per combination of choices."""
-    base = len(handle.trace)
+def expand(setup: Setup, handle: StateHandle, bench: Bench | None = None) -> Expansion:
+    """Every transition out of ``handle``'s state: one restore per combination of choices.
+
+    ``bench``: the engine to restore into (one per process, reused for every expansion).
+    """
+    offset, own = handle.offset, len(handle.trace) - handle.base_choices
     suffix: tuple[int, ...] = ()
     successors: list[Successor] = []
     while True:
-        result = handle.restore(setup, suffix)
-        at = result.steps[handle.depth - 1].state if handle.depth else result.initial
-        if len(result.steps) <= handle.depth:
+        result = handle.restore(setup, suffix, bench)
+        at = result.steps[handle.depth - offset - 1].state if handle.depth > offset else (
+            result.initial)
+        if len(result.steps) <= handle.depth - offset:
             # No step was possible: a terminal state (the end checks ran) or a stall.
             return Expansion(handle, at, (), result.outcome, result.found is not None)
-        step = result.steps[handle.depth]
-        taken = result.choices[base:]
+        step = result.steps[handle.depth - offset]
+        taken = result.choices[own:]
         trace = handle.trace + tuple(c.index for c in taken)
+        captured = result.captured
+        if captured is None:
+            successor = StateHandle(trace, handle.depth + 1, handle.base, handle.base_choices)
+        else:
+            successor = StateHandle(trace, handle.depth + 1, captured, len(trace))
         successors.append(Successor(
-            ReplayHandle(trace, handle.depth + 1), step.fingerprint, step.state, step.label,
-            result.outcome, result.found is not None,
+            successor, step.fingerprint, step.state, step.label, result.outcome,
+            result.found is not None,
         ))
         suffix = _next_suffix([(c.index, c.count) for c in taken])
         if not suffix:
@@ -130,7 +164,7 @@ class Expander(Protocol):
 
     workers: int
 
-    def expand_all(self, handles: Sequence[ReplayHandle]) -> list[Expansion]:
+    def expand_all(self, handles: Sequence[StateHandle]) -> list[Expansion]:
         """``expand`` of each handle, in order."""
 
 
@@ -141,10 +175,11 @@ class LocalExpander:
 
     def __init__(self, setup: Setup) -> None:
         self.setup = setup
+        self.bench = Bench(setup)
 
-    def expand_all(self, handles: Sequence[ReplayHandle]) -> list[Expansion]:
+    def expand_all(self, handles: Sequence[StateHandle]) -> list[Expansion]:
         """``expand`` of each handle, one after the other."""
-        return [expand(self.setup, handle) for handle in handles]
+        return [expand(self.setup, handle, self.bench) for handle in handles]
 
 
 @dataclass
@@ -200,10 +235,10 @@ def search(
     stop: Callable[[Frontier], str | None],
 ) -> str | None:
     """Breadth first from the start state; the reason it stopped early, or None when done."""
-    level = [ReplayHandle((), 0)]
+    level = [StateHandle((), 0)]
     while level:
         frontier.depth = level[0].depth
-        nxt: list[ReplayHandle] = []
+        nxt: list[StateHandle] = []
         for expansion in expander.expand_all(level):
             _merge(frontier, expansion, nxt, max_depth)
             if frontier.violation is not None:
@@ -216,7 +251,7 @@ def search(
 
 
 def _merge(
-    frontier: Frontier, expansion: Expansion, nxt: list[ReplayHandle], max_depth: int
+    frontier: Frontier, expansion: Expansion, nxt: list[StateHandle], max_depth: int
 ) -> None:
     at = expansion.at
     digest = "" if at is None else at.digest

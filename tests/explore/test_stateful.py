@@ -19,7 +19,7 @@ from dexviz.examples.contract_edit import (
 )
 from dexviz.examples.contract_edit_broken import BrokenContractEditFlow
 from dexviz.explore import checks, explore
-from dexviz.explore.stateful import ReplayHandle, expand
+from dexviz.explore.stateful import StateHandle, expand
 from tests.explore.flows import Case
 from tests.explore.test_soundness import SOUNDNESS_CASES, clients_and_faults, generated
 
@@ -107,7 +107,7 @@ def test_a_terminal_state_has_no_successors_and_the_start_has_some() -> None:
 
     case = Case("contract-1", ContractEditFlow(), [ContractEdit("a")])
     setup = _setup(case.flow, case.input, [], (), None, None, None, "flow-1")
-    start = expand(setup, ReplayHandle((), 0))
+    start = expand(setup, StateHandle((), 0))
     assert start.successors and start.at is not None
     handle = start.successors[0].handle
     while (expansion := expand(setup, handle)).successors:
