@@ -288,8 +288,11 @@ class Engine:
 
     @property
     def runtime(self) -> Runtime:
-        """The simulation behind this engine, for in-process tools that read or drive its
-        state unit by unit (``dexviz.explore``); applications use the client instead."""
+        """The simulation behind this engine, for in-process tools.
+
+        ``dexviz.explore`` reads and drives its state unit by unit; applications use the
+        client instead.
+        """
         return self._rt
 
     def snapshot(self) -> EngineSnapshot:

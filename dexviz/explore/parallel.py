@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from dexviz.explore.schedule import Setup
-from dexviz.explore.stateful import Expander, Expansion, LocalExpander, StateHandle, expand
+from dexviz.explore.stateful import Expander, Expansion, LocalExpander, StateHandle
 
 __all__ = ["BATCHES_PER_WORKER", "DaskExpander", "PoolExpander", "expander_for"]
 

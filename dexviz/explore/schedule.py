@@ -70,8 +70,20 @@ class Setup:
         # The registry holds locks: a worker process (or Dask worker) rebuilds it from the
         # Flows, which pickle by their classes.
         flows = tuple(d.flow for d in self.registry.definitions)
-        return (_rebuild, (flows, self.flow, self.input, self.flow_id, self.checks,
-                           self.actions, self.budget, self.max_depth, self.dependent_always))
+        return (
+            _rebuild,
+            (
+                flows,
+                self.flow,
+                self.input,
+                self.flow_id,
+                self.checks,
+                self.actions,
+                self.budget,
+                self.max_depth,
+                self.dependent_always,
+            ),
+        )
 
 
 def _rebuild(flows: tuple[Any, ...], *rest: Any) -> Setup:
@@ -80,8 +92,11 @@ def _rebuild(flows: tuple[Any, ...], *rest: Any) -> Setup:
 
 @dataclass(frozen=True)
 class Resume:
-    """A state to run on from: the engine's snapshot and the explorer's side of it (the client
-    actions left, the checks' monitors pickled), reached after ``depth`` steps."""
+    """A state to run on from, reached after ``depth`` steps.
+
+    The engine's snapshot and the explorer's side of it: the client actions left and the
+    checks' monitors (pickled).
+    """
 
     snapshot: EngineSnapshot
     left: tuple[int, ...]
@@ -242,8 +257,11 @@ class _Run:
         self.result.initial = self._state()
 
     def capture(self, depth: int) -> Resume | None:
-        """This state as a ``Resume``; None while the engine cannot snapshot it (a coroutine
-        handler in flight) or a monitor cannot be pickled: that state is replayed instead."""
+        """This state as a ``Resume``, or None.
+
+        None while the engine cannot snapshot it (a coroutine handler in flight) or a monitor
+        cannot be pickled: such a state is reached by replaying choices instead.
+        """
         if self.result.found is not None:
             return None
         try:
@@ -323,10 +341,18 @@ class _Run:
             self.digests.touch(run, {e.execution_id for e in events if e.execution_id})
         violated = self._check(events, step)
         record = StepRecord(
-            step, options[choice], node,
-            first_seen, now, footprint, self._state(), label, events,
-            None if violated or self.revisit is None
-            or (self.wants is not None and not self.wants(step)) else self._fingerprint(),
+            step,
+            options[choice],
+            node,
+            first_seen,
+            now,
+            footprint,
+            self._state(),
+            label,
+            events,
+            None
+            if violated or self.revisit is None or (self.wants is not None and not self.wants(step))
+            else self._fingerprint(),
         )
         self.result.steps.append(record)
         self.policy.stepped(record)
@@ -412,8 +438,13 @@ class _Run:
 
 
 def run_schedule(
-    setup: Setup, policy: Policy, *, keep_engine: bool = False, resume: Resume | None = None,
-    capture: int | None = None, bench: Bench | None = None,
+    setup: Setup,
+    policy: Policy,
+    *,
+    keep_engine: bool = False,
+    resume: Resume | None = None,
+    capture: int | None = None,
+    bench: Bench | None = None,
 ) -> ScheduleResult:
     """Run one schedule to its end, a violation, the depth bound, or a sleep-set block.
 

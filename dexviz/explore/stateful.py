@@ -32,7 +32,13 @@ from dexviz.explore.schedule import (
 from dexviz.explore.state import StateKey
 
 __all__ = [
-    "Expander", "Expansion", "Frontier", "LocalExpander", "StateHandle", "Successor", "expand",
+    "Expander",
+    "Expansion",
+    "Frontier",
+    "LocalExpander",
+    "StateHandle",
+    "Successor",
+    "expand",
     "search",
 ]
 
@@ -127,8 +133,11 @@ def expand(setup: Setup, handle: StateHandle, bench: Bench | None = None) -> Exp
     successors: list[Successor] = []
     while True:
         result = handle.restore(setup, suffix, bench)
-        at = result.steps[handle.depth - offset - 1].state if handle.depth > offset else (
-            result.initial)
+        at = (
+            result.steps[handle.depth - offset - 1].state
+            if handle.depth > offset
+            else (result.initial)
+        )
         if len(result.steps) <= handle.depth - offset:
             # No step was possible: a terminal state (the end checks ran) or a stall.
             return Expansion(handle, at, (), result.outcome, result.found is not None)
@@ -140,10 +149,16 @@ def expand(setup: Setup, handle: StateHandle, bench: Bench | None = None) -> Exp
             successor = StateHandle(trace, handle.depth + 1, handle.base, handle.base_choices)
         else:
             successor = StateHandle(trace, handle.depth + 1, captured, len(trace))
-        successors.append(Successor(
-            successor, step.fingerprint, step.state, step.label, result.outcome,
-            result.found is not None,
-        ))
+        successors.append(
+            Successor(
+                successor,
+                step.fingerprint,
+                step.state,
+                step.label,
+                result.outcome,
+                result.found is not None,
+            )
+        )
         suffix = _next_suffix([(c.index, c.count) for c in taken])
         if not suffix:
             return Expansion(handle, at, tuple(successors), "expanded", False)
@@ -231,7 +246,9 @@ class Frontier:
 
 
 def search(
-    expander: Expander, frontier: Frontier, max_depth: int,
+    expander: Expander,
+    frontier: Frontier,
+    max_depth: int,
     stop: Callable[[Frontier], str | None],
 ) -> str | None:
     """Breadth first from the start state; the reason it stopped early, or None when done."""
