@@ -98,7 +98,7 @@ class ExplorationReport:
     Attributes:
         strategy: ``"dfs"``, ``"dpor"``, ``"stateful"``, ``"pct"`` or ``"random"``.
         schedules: How many schedules ran (each a fresh simulation).
-        distinct_states: How many canonical states they reached (see ``explore.state``).
+        distinct_states: How many canonical states they reached (see ``explore.state_key``).
         pruned: Branches the reduction proved redundant and never ran (each a subtree of
             one or more schedules), plus schedules stopped early by a sleep set.
         exhaustive: True when the search covered every schedule within its bounds (dfs and

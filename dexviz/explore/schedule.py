@@ -28,7 +28,7 @@ from dexviz.explore.fingerprint import unit as describe_unit
 from dexviz.explore.footprint import ANY, Footprint, footprint_of
 from dexviz.explore.labels import describe
 from dexviz.explore.owners import owner_of
-from dexviz.explore.state import ExecutionDigests, StateKey, state_key
+from dexviz.explore.state_key import ExecutionDigests, StateKey, state_key
 from dexviz.history.event import Event
 from dexviz.sdk.registry import Registry
 

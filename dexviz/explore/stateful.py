@@ -29,7 +29,7 @@ from dexviz.explore.schedule import (
     StepRecord,
     run_schedule,
 )
-from dexviz.explore.state import StateKey
+from dexviz.explore.state_key import StateKey
 
 __all__ = [
     "Expander",
