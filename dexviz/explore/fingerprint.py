@@ -24,8 +24,11 @@ reads the whole history).
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 import hashlib
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import Any
 
@@ -34,6 +37,7 @@ from dexviz.engine.decide import Decisions
 from dexviz.engine.fast import FastPath
 from dexviz.engine.faults import FaultPlan
 from dexviz.engine.invoke import Invoker, QueuedStart
+from dexviz.engine.loop import LoopCallback
 from dexviz.engine.runtime import Runtime
 from dexviz.engine.scheduler import Scheduler
 from dexviz.engine.starts import Starts
@@ -43,6 +47,14 @@ from dexviz.engine.time_travel import TimeTravel
 from dexviz.engine.timeouts import FlowTimeouts
 from dexviz.engine.units import Unit
 from dexviz.engine.waits import WaitManager
+from dexviz.explore.coroutines import (
+    CoroutineOpaque,
+    describe_callback,
+    describe_context,
+    describe_task,
+)
+from dexviz.explore.symmetry import Symmetry
+from dexviz.sdk.context import Context
 from dexviz.sdk.options import StepOptions
 
 
@@ -87,6 +99,10 @@ def _cell(item: Any) -> Any:
         return ("service", type(item).__name__)
     if isinstance(item, (tuple, list)):
         return tuple(_cell(i) for i in item)
+    if isinstance(item, Context):
+        return describe_context(item)
+    if dataclasses.is_dataclass(item) and type(item).__dataclass_params__.frozen:  # type: ignore[attr-defined]
+        return item  # a frozen record: its repr is its value
     if callable(item):
         return unit(item)
     raise Opaque(type(item).__qualname__)
@@ -204,7 +220,7 @@ def _faults(plan: FaultPlan) -> int:
     return plan.spent
 
 
-def _runtime(rt: Runtime) -> tuple[Any, ...]:
+def _one_run(rt: Runtime, coroutines: bool = False) -> FlowRun:
     sim = rt.sim
     if sim is None or len(rt.runs) != 1 or rt.previous_runs or rt.stale_skips:
         raise Opaque("not one simulated Flow run")
@@ -212,9 +228,16 @@ def _runtime(rt: Runtime) -> tuple[Any, ...]:
         # A pending request, or a threshold counted in events (which are names here).
         raise Opaque("continue-as-new pending")
     (run,) = rt.runs.values()
-    # Cheap refusals first: most states of a Flow with coroutine handlers have one running.
-    if any(map(_running, run.executions.values())):
+    if not coroutines and any(map(_running, run.executions.values())):
         raise Opaque("a coroutine handler is running")
+    return run
+
+
+def _runtime(rt: Runtime) -> tuple[Any, ...]:
+    # Cheap refusals first: most states of a Flow with coroutine handlers have one running.
+    run = _one_run(rt)
+    sim = rt.sim
+    assert sim is not None
     scheduler = _scheduler(sim)
     locks = tuple(sorted(
         (flow_id, tuple(sorted(table.held.items())),
@@ -222,6 +245,127 @@ def _runtime(rt: Runtime) -> tuple[Any, ...]:
         for flow_id, table in rt.lock_tables.items()
     ))  # fmt: skip
     return (_run(run), scheduler, locks, _faults(rt.faults))
+
+
+# The Type-N counters only choose the next execution's number: canonical names replace them.
+_CANON_RUN_FIELDS = _Fields(
+    tuple(n for n in _RUN_NAMES if n not in ("_first_type", "_first_count", "start_input")),
+    _RUN_SKIPPED | {"_more_counts"},
+)
+
+
+@dataclass
+class _Parts:
+    """A state's description in pieces: those whose order is behaviour, those whose is not,
+    and each execution's lineage (id, parent id, Step type, input) in creation order.
+    """
+
+    ordered: list[str] = field(default_factory=list)
+    unordered: list[str] = field(default_factory=list)
+    lineage: list[tuple[str, str, str, str]] = field(default_factory=list)
+
+
+def _canonical_parts(rt: Runtime, outside: Sequence[Any]) -> _Parts:
+    run = _one_run(rt, coroutines=True)
+    sim = rt.sim
+    assert sim is not None
+    rank = _ranks(run)
+    parts = _Parts()
+    parts.ordered.append(repr(_CANON_RUN_FIELDS(run)))
+    parts.ordered.extend(repr((k, _messages(q, rank))) for k, q in run.queues_view.items() if q)
+    parts.unordered.extend(f"w {k} {w.execution_id}" for k, ws in run.waiters.items() for w in ws)
+    owners: dict[asyncio.Task[Any], str] = {}
+    for ex in run.executions.values():
+        parts.unordered.append(repr(_execution(ex, rank)))
+        parts.lineage.append((ex.execution_id, ex.from_execution_id, ex.step_type, repr(ex.input)))
+        if isinstance(ex.task, asyncio.Task):
+            owners[ex.task] = ex.execution_id
+        if _running(ex):
+            parts.unordered.append(f"c {ex.execution_id} {_task(ex.task)!r}")
+    parts.ordered.append(repr(sim.now_ns))
+    parts.unordered.extend(f"r {_unit(u, owners)!r}" for u in sim.ready_units)
+    parts.unordered.extend(f"t {(due, _unit(u, owners))!r}" for due, u in sim.timed_units())
+    for flow_id, table in rt.lock_tables.items():
+        parts.unordered.extend(f"l {flow_id} {item!r}" for item in table.held.items())
+        waiting = tuple((keys, owner, unit(resume)) for keys, owner, resume in table.waiting)
+        parts.ordered.append(f"q {flow_id} {waiting!r}")
+    parts.ordered.append(repr((_faults(rt.faults), tuple(outside))))
+    return parts
+
+
+def _task(task: Any) -> tuple[Any, ...]:
+    if not isinstance(task, asyncio.Task):
+        raise Opaque(type(task).__qualname__)
+    try:
+        return describe_task(task)
+    except CoroutineOpaque as error:
+        raise Opaque(str(error)) from error
+
+
+def _unit(item: Any, owners: dict[asyncio.Task[Any], str]) -> Any:
+    if isinstance(item, LoopCallback):
+        try:
+            return describe_callback(item, owners)
+        except CoroutineOpaque as error:
+            raise Opaque(str(error)) from error
+    return unit(item)
+
+
+def _names(lineage: list[tuple[str, str, str, str]], rename: dict[str, str]) -> dict[str, str]:
+    """Each execution's canonical name, by lineage.
+
+    Its parent's name, Step type and input (hashed), and its place among siblings of the same
+    lineage, in creation order.
+    """
+    names: dict[str, str] = {}
+    seen: dict[str, int] = {}
+    for execution_id, parent, step_type, given in lineage:
+        key = f"{names.get(parent, parent)}|{step_type}|{replace_all(given, rename)}"
+        base = f"{step_type}@{hashlib.blake2b(key.encode(), digest_size=5).hexdigest()}"
+        count = seen[base] = seen.get(base, -1) + 1
+        names[execution_id] = f"{base}.{count}"
+    return names
+
+
+def replace_all(text: str, mapping: dict[str, str]) -> str:
+    """``text`` with every key of ``mapping`` replaced, longest keys first.
+
+    A shorter key inside a longer one (``Edit-1`` in ``Edit-12``) is never cut out of it: the
+    longer one has been replaced by then, and no replacement holds a key.
+    """
+    for key in sorted(mapping, key=len, reverse=True):
+        if key in text:
+            text = text.replace(key, mapping[key])
+    return text
+
+
+def canonical_fingerprint(
+    rt: Runtime, outside: Sequence[Any], start_input: Any, symmetry: Symmetry | None = None
+) -> str | None:
+    """The digest of the state up to execution numbering (and ``symmetry``), or None.
+
+    Executions are named by lineage (``_names``), not by ``Type-N``; the executions, waiters,
+    ready units, timers and held locks are compared as sets, so the order in which executions
+    were created is not part of the state; the start input (the same in every state) is one
+    marker, so that a symmetry permuting its values leaves it alone. A suspended coroutine
+    handler is described by its frames (``explore.coroutines``). None when a part cannot be
+    described soundly.
+    """
+    try:
+        parts = _canonical_parts(rt, outside)
+    except Opaque:
+        return None
+    given = repr(start_input)
+    joined = "\x00".join((*parts.ordered, *parts.unordered)).replace(given, "<input>")
+    if _ADDRESS in joined:
+        return None
+    rename = symmetry.canonical(joined.split("\x00")) if symmetry is not None else {}
+    lineage = [(e, p, t, i.replace(given, "<input>")) for e, p, t, i in parts.lineage]
+    names = _names(lineage, rename)
+    texts = replace_all(replace_all(joined, rename), names).split("\x00")
+    cut = len(parts.ordered)
+    text = "\x00".join(texts[:cut]) + "\x01" + "\x00".join(sorted(texts[cut:]))
+    return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
 
 
 def fingerprint(rt: Runtime, outside: Sequence[Any]) -> str | None:

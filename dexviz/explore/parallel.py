@@ -9,6 +9,7 @@ counts and the counterexample are the same as with one process.
 from __future__ import annotations
 
 import multiprocessing
+import os
 import pickle
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor
@@ -18,12 +19,22 @@ from typing import Any
 from dexviz.explore.schedule import Setup
 from dexviz.explore.stateful import Expander, Expansion, LocalExpander, StateHandle
 
-__all__ = ["BATCHES_PER_WORKER", "DaskExpander", "PoolExpander", "expander_for"]
+__all__ = [
+    "BATCHES_PER_WORKER", "DaskExpander", "PoolExpander", "default_workers", "expander_for",
+]
 
 BATCHES_PER_WORKER = 4
 """A level is cut into this many batches per worker: enough to balance uneven states."""
 MIN_PARALLEL = 8
 """Levels smaller than this per worker are expanded in this process (shipping costs more)."""
+
+def default_workers() -> int:
+    """The machine's cores (those this process may use): ``explore``'s default ``workers``."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - macOS and Windows have no affinity call
+        return max(1, os.cpu_count() or 1)
+
 
 _LOCAL: LocalExpander | None = None
 """A worker process's Setup and engine, made once when the process starts."""

@@ -23,12 +23,13 @@ from dexviz.engine.faults import FaultPlan
 from dexviz.engine.runtime import Runtime
 from dexviz.explore.actions import Action
 from dexviz.explore.checks import Check, Monitor, View, monitor_state
-from dexviz.explore.fingerprint import Opaque, fingerprint
+from dexviz.explore.fingerprint import Opaque, canonical_fingerprint, fingerprint
 from dexviz.explore.fingerprint import unit as describe_unit
 from dexviz.explore.footprint import ANY, Footprint, footprint_of
 from dexviz.explore.labels import describe
 from dexviz.explore.owners import owner_of
 from dexviz.explore.state_key import ExecutionDigests, StateKey, state_key
+from dexviz.explore.symmetry import Symmetry
 from dexviz.history.event import Event
 from dexviz.sdk.registry import Registry
 
@@ -61,6 +62,7 @@ class Setup:
     budget: FaultBudget | None
     max_depth: int
     dependent_always: bool
+    symmetry: Symmetry | None = None
 
     def fault_plan(self) -> FaultPlan:
         """A fresh plan carrying the budget (a plan keeps what it has spent)."""
@@ -82,6 +84,7 @@ class Setup:
                 self.budget,
                 self.max_depth,
                 self.dependent_always,
+                self.symmetry,
             ),
         )
 
@@ -228,6 +231,8 @@ class _Run:
         )
         # A policy may ask for fingerprints at some steps only (the stateful search's last).
         self.wants: Callable[[int], bool] | None = getattr(policy, "wants_fingerprint", None)
+        # The stateful search names executions by lineage (``canonical_fingerprint``).
+        self.canonical: bool = getattr(policy, "canonical", False)
         self.tasks: dict[asyncio.Task[Any], str] = {}
         self.digests = ExecutionDigests()
         self.keep: list[object] = []
@@ -367,7 +372,11 @@ class _Run:
         monitors = [monitor_state(m) for _, m in self.monitors]
         if any(m is None for m in monitors):
             return None
-        return fingerprint(self.rt, (tuple(self.left), tuple(monitors)))
+        outside = (tuple(self.left), tuple(monitors))
+        if self.canonical:
+            setup = self.setup
+            return canonical_fingerprint(self.rt, outside, setup.input, setup.symmetry)
+        return fingerprint(self.rt, outside)
 
     def _describe(self, option: Option) -> str | None:
         """A sleeping option as the state sees it: the unit's description, "?" if unknown."""

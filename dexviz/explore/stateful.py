@@ -77,6 +77,7 @@ class _ExpandPolicy:
     """Follows a forced trace, then takes first options; fingerprints only the last step."""
 
     prunes = True
+    canonical = True
 
     def __init__(self, forced: tuple[int, ...], depth: int) -> None:
         self.forced = forced
