@@ -37,7 +37,7 @@ def describe_context(context: Context) -> tuple[Any, ...]:
     """An attempt's context: whether it was canceled and what it has staged so far."""
     staged: Any = None
     if not getattr(context, "stages_nothing", True):
-        found = getattr(context, "staged", None)
+        found: Any = getattr(context, "staged")  # noqa: B009 - an engine context's, not the SDK's
         staged = (
             found.publishes, dict(found.writes), list(found.deletes), dict(found.locals),
             dict(found.events),
@@ -98,8 +98,9 @@ def describe_task(task: asyncio.Task[Any]) -> tuple[Any, ...]:
 def describe_callback(
     callback: LoopCallback, owners: Mapping[asyncio.Task[Any], str]
 ) -> tuple[Any, ...]:
-    """An asyncio callback: the executions whose Tasks it resumes (with the outcome of a Task
-    that has finished: the callback delivers it), and whether it is live.
+    """An asyncio callback: the executions whose Tasks it resumes, and whether it is live.
+
+    A Task that has finished is given with its outcome: the callback delivers it.
     """
     handle = callback.handle
     found = []

@@ -25,7 +25,6 @@ reads the whole history).
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import hashlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -101,11 +100,16 @@ def _cell(item: Any) -> Any:
         return tuple(_cell(i) for i in item)
     if isinstance(item, Context):
         return describe_context(item)
-    if dataclasses.is_dataclass(item) and type(item).__dataclass_params__.frozen:  # type: ignore[attr-defined]
+    if _frozen_record(item):
         return item  # a frozen record: its repr is its value
     if callable(item):
         return unit(item)
     raise Opaque(type(item).__qualname__)
+
+
+def _frozen_record(item: Any) -> bool:
+    params = getattr(type(item), "__dataclass_params__", None)
+    return params is not None and bool(params.frozen)
 
 
 def unit(item: Any) -> Any:
@@ -256,8 +260,10 @@ _CANON_RUN_FIELDS = _Fields(
 
 @dataclass
 class _Parts:
-    """A state's description in pieces: those whose order is behaviour, those whose is not,
-    and each execution's lineage (id, parent id, Step type, input) in creation order.
+    """A state's description in pieces.
+
+    Those whose order is behaviour, those whose is not, and each execution's lineage (id,
+    parent id, Step type, input) in creation order.
     """
 
     ordered: list[str] = field(default_factory=list)
