@@ -22,7 +22,7 @@ from dexviz.explore.checks import Check, as_check
 from dexviz.explore.parallel import default_workers
 from dexviz.explore.progress import Progress
 from dexviz.explore.randomized import PctBound, PctPolicy, RandomPolicy
-from dexviz.explore.report import GRAPH_LIMIT, ExplorationReport, StateGraph
+from dexviz.explore.report import GRAPH_KEEP, ExplorationReport, StateGraph
 from dexviz.explore.run_stateful import stateful_report
 from dexviz.explore.schedule import (
     DEFAULT_MAX_DEPTH,
@@ -81,7 +81,7 @@ class _Tally:
             self.graph.add_path(result.initial.digest, path)
             if result.found is not None and result.final is not None:
                 self.graph.violating.add(result.final.digest)
-            if len(self.graph) > GRAPH_LIMIT:
+            if len(self.graph) > GRAPH_KEEP:
                 self.graph = None
         if result.found is not None:
             self.found.append(result)

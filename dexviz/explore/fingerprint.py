@@ -345,9 +345,27 @@ def replace_all(text: str, mapping: dict[str, str]) -> str:
     return text
 
 
+@dataclass(frozen=True)
+class Keys:
+    """A state's digests under each reduction, to tell which one merged two states.
+
+    ``canonical`` is the one the search keys on (numbering and declared symmetry);
+    ``numbered`` leaves the symmetry out (it is ``canonical`` when none is declared);
+    ``exact`` keeps the execution ids and the engine's order as well.
+    """
+
+    canonical: str
+    numbered: str
+    exact: str
+
+
+def _digest(text: str) -> str:
+    return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
+
+
 def canonical_fingerprint(
     rt: Runtime, outside: Sequence[Any], start_input: Any, symmetry: Symmetry | None = None
-) -> str | None:
+) -> Keys | None:
     """The digest of the state up to execution numbering (and ``symmetry``), or None.
 
     Executions are named by lineage (``_names``), not by ``Type-N``; the executions, waiters,
@@ -365,13 +383,16 @@ def canonical_fingerprint(
     joined = "\x00".join((*parts.ordered, *parts.unordered)).replace(given, "<input>")
     if _ADDRESS in joined:
         return None
-    rename = symmetry.canonical(joined.split("\x00")) if symmetry is not None else {}
     lineage = [(e, p, t, i.replace(given, "<input>")) for e, p, t, i in parts.lineage]
-    names = _names(lineage, rename)
-    texts = replace_all(replace_all(joined, rename), names).split("\x00")
     cut = len(parts.ordered)
-    text = "\x00".join(texts[:cut]) + "\x01" + "\x00".join(sorted(texts[cut:]))
-    return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
+
+    def digest(rename: dict[str, str]) -> str:
+        texts = replace_all(replace_all(joined, rename), _names(lineage, rename)).split("\x00")
+        return _digest("\x00".join(texts[:cut]) + "\x01" + "\x00".join(sorted(texts[cut:])))
+
+    numbered = digest({})
+    canonical = numbered if symmetry is None else digest(symmetry.canonical(joined.split("\x00")))
+    return Keys(canonical, numbered, _digest(joined))
 
 
 def fingerprint(rt: Runtime, outside: Sequence[Any]) -> str | None:

@@ -10,6 +10,7 @@ state, then runs the checks. Waiter and fault choices inside a step go to the sa
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import pickle
 import time
 from collections.abc import Callable, Hashable, Sequence, Set
@@ -23,7 +24,7 @@ from dexviz.engine.faults import FaultPlan
 from dexviz.engine.runtime import Runtime
 from dexviz.explore.actions import Action
 from dexviz.explore.checks import Check, Monitor, View, monitor_state
-from dexviz.explore.fingerprint import Opaque, canonical_fingerprint, fingerprint
+from dexviz.explore.fingerprint import Keys, Opaque, canonical_fingerprint, fingerprint
 from dexviz.explore.fingerprint import unit as describe_unit
 from dexviz.explore.footprint import ANY, Footprint, footprint_of
 from dexviz.explore.labels import describe
@@ -135,6 +136,7 @@ class StepRecord:
     label: str
     events: tuple[Event, ...]
     fingerprint: str | None = None
+    keys: Keys | None = None
 
 
 @dataclass(frozen=True)
@@ -233,6 +235,7 @@ class _Run:
         self.wants: Callable[[int], bool] | None = getattr(policy, "wants_fingerprint", None)
         # The stateful search names executions by lineage (``canonical_fingerprint``).
         self.canonical: bool = getattr(policy, "canonical", False)
+        self.keys: Keys | None = None
         self.tasks: dict[asyncio.Task[Any], str] = {}
         self.digests = ExecutionDigests()
         self.keep: list[object] = []
@@ -359,6 +362,8 @@ class _Run:
             if violated or self.revisit is None or (self.wants is not None and not self.wants(step))
             else self._fingerprint(),
         )
+        if record.fingerprint is not None and self.keys is not None:
+            record = dataclasses.replace(record, keys=self.keys)
         self.result.steps.append(record)
         self.policy.stepped(record)
         if violated:
@@ -375,7 +380,8 @@ class _Run:
         outside = (tuple(self.left), tuple(monitors))
         if self.canonical:
             setup = self.setup
-            return canonical_fingerprint(self.rt, outside, setup.input, setup.symmetry)
+            keys = self.keys = canonical_fingerprint(self.rt, outside, setup.input, setup.symmetry)
+            return None if keys is None else keys.canonical
         return fingerprint(self.rt, outside)
 
     def _describe(self, option: Option) -> str | None:

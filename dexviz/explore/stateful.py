@@ -15,11 +15,12 @@ do not depend on how many workers expanded the level (``explore.parallel``).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from dexviz.explore.report import GRAPH_LIMIT, StateGraph
+from dexviz.explore.fingerprint import Keys
+from dexviz.explore.report import GRAPH_KEEP, StateGraph
 from dexviz.explore.schedule import (
     Bench,
     Option,
@@ -31,6 +32,12 @@ from dexviz.explore.schedule import (
 )
 from dexviz.explore.state_key import StateKey
 
+SEEN_SET = "seen-set"
+NUMBERING = "canonical numbering"
+SYMMETRY = "symmetry"
+REDUCTION_NAMES = (SEEN_SET, NUMBERING, SYMMETRY)
+"""The reductions that merge states, weakest first; "states pruned" are counted by each."""
+
 __all__ = [
     "Expander",
     "Expansion",
@@ -39,7 +46,7 @@ __all__ = [
     "StateHandle",
     "Successor",
     "expand",
-    "search",
+    "search", "walk",
 ]
 
 
@@ -58,6 +65,7 @@ class StateHandle:
     depth: int
     base: Resume | None = None
     base_choices: int = 0
+    fingerprint: str | None = None
 
     def restore(
         self, setup: Setup, suffix: tuple[int, ...] = (), bench: Bench | None = None
@@ -111,6 +119,7 @@ class Successor:
     label: str
     outcome: str
     violated: bool
+    keys: Keys | None = None
 
 
 @dataclass(frozen=True)
@@ -146,10 +155,13 @@ def expand(setup: Setup, handle: StateHandle, bench: Bench | None = None) -> Exp
         taken = result.choices[own:]
         trace = handle.trace + tuple(c.index for c in taken)
         captured = result.captured
+        key = step.fingerprint
         if captured is None:
-            successor = StateHandle(trace, handle.depth + 1, handle.base, handle.base_choices)
+            successor = StateHandle(
+                trace, handle.depth + 1, handle.base, handle.base_choices, key
+            )
         else:
-            successor = StateHandle(trace, handle.depth + 1, captured, len(trace))
+            successor = StateHandle(trace, handle.depth + 1, captured, len(trace), key)
         successors.append(
             Successor(
                 successor,
@@ -158,6 +170,7 @@ def expand(setup: Setup, handle: StateHandle, bench: Bench | None = None) -> Exp
                 step.label,
                 result.outcome,
                 result.found is not None,
+                step.keys,
             )
         )
         suffix = _next_suffix([(c.index, c.count) for c in taken])
@@ -203,9 +216,13 @@ class Frontier:
     """What the breadth-first search has seen, found and counted so far."""
 
     seen: set[str] = field(default_factory=set)
+    seen_numbered: set[str] = field(default_factory=set)
+    seen_exact: set[str] = field(default_factory=set)
     unkeyed: int = 0
     transitions: int = 0
     merged: int = 0
+    pruned_by: dict[str, int] = field(default_factory=lambda: dict.fromkeys(REDUCTION_NAMES, 0))
+    frontier: int = 0
     depth: int = 0
     depth_bounded: int = 0
     terminal: set[str] = field(default_factory=set)
@@ -225,11 +242,12 @@ class Frontier:
         if self.graph is not None:
             state = successor.state
             self.graph.statuses.setdefault(state.digest, state.status)
+            self.graph.depths.setdefault(state.digest, successor.handle.depth)
             if parent != state.digest:
                 self.graph.edges.setdefault((parent, state.digest), successor.label)
             if successor.violated:
                 self.graph.violating.add(successor.state.digest)
-            if len(self.graph) > GRAPH_LIMIT:
+            if len(self.graph) > GRAPH_KEEP:
                 self.graph = None
         if successor.violated:
             if self.violation is None:
@@ -239,11 +257,24 @@ class Frontier:
         if key is None:
             self.unkeyed += 1
             return True
+        keys = successor.keys
         if key in self.seen:
             self.merged += 1
+            self.pruned_by[self._reduction(keys)] += 1
             return False
         self.seen.add(key)
+        if keys is not None:
+            self.seen_numbered.add(keys.numbered)
+            self.seen_exact.add(keys.exact)
         return True
+
+    def _reduction(self, keys: Keys | None) -> str:
+        """Which reduction merged a transition: the weakest whose key was seen already."""
+        if keys is None or keys.exact in self.seen_exact:
+            return SEEN_SET
+        if keys.numbered in self.seen_numbered:
+            return NUMBERING
+        return SYMMETRY
 
 
 def search(
@@ -261,6 +292,7 @@ def search(
             _merge(frontier, expansion, nxt, max_depth)
             if frontier.violation is not None:
                 return "violation"
+        frontier.frontier = len(nxt)
         reason = stop(frontier)
         if reason is not None:
             return reason
@@ -304,3 +336,38 @@ def _end(frontier: Frontier, expansion: Expansion, digest: str) -> None:
             frontier.graph.violating.add(digest)
     elif expansion.outcome == "terminal" and expansion.at is not None:
         frontier.terminal.add(digest)
+
+
+def walk(
+    setup: Setup, expander: Expander | None = None, max_states: int | None = None
+) -> Iterator[Expansion]:
+    """Every distinct state's expansion, breadth first from the start: the state graph.
+
+    The reusable core of the stateful search (liveness checks build on it). Each yielded
+    ``Expansion`` is one state (``handle.fingerprint``: its canonical fingerprint; None for
+    the start and for a state that has none, which is never merged) with every transition
+    out of it (``successors``, each with the fingerprint and ``StateKey`` of the state it
+    reaches and the step's label); a state with no successors ended (``outcome``: terminal,
+    or a stall). Violating successors are yielded but not expanded. States are expanded once
+    each, levels in order, by ``expander`` (default: this process); ``max_states`` stops the
+    walk after that many expansions.
+    """
+    seen: set[str] = set()
+    level = [StateHandle((), 0)]
+    count = 0
+    local = expander or LocalExpander(setup)
+    while level:
+        nxt: list[StateHandle] = []
+        for expansion in local.expand_all(level):
+            yield expansion
+            count += 1
+            if max_states is not None and count >= max_states:
+                return
+            for successor in expansion.successors:
+                key = successor.fingerprint
+                if successor.violated or key in seen or successor.handle.depth >= setup.max_depth:
+                    continue
+                if key is not None:
+                    seen.add(key)
+                nxt.append(successor.handle)
+        level = nxt

@@ -85,8 +85,8 @@ def test_each_distinct_state_is_expanded_once() -> None:
     counts = report.stateful
     assert report.proven and counts is not None
     # Every transition reached either a new state (expanded once) or a seen one (merged).
-    assert counts.transitions == counts.expanded - 1 + counts.merged
-    assert counts.merged > 0
+    assert counts.transitions == counts.expanded - 1 + counts.states_pruned
+    assert counts.states_pruned > 0
     # workers defaults to the machine's cores.
     assert counts.workers == default_workers() and counts.depth > 0
 
