@@ -154,12 +154,51 @@ class _Fields:
         self.skipped = skipped
 
     def __call__(self, item: Any) -> tuple[Any, ...]:
-        slots = self.read(item)
+        slots = tuple(map(frozen_text, self.read(item)))
         if self.options is not None:
             slots = (*slots[: self.options], _options(slots[self.options]),
                      *slots[self.options + 1 :])  # fmt: skip
         extras = [(k, _plain(v)) for k, v in vars(item).items() if k not in self.skipped]
         return (slots, tuple(extras))
+
+
+class _Text:
+    """A value's repr made once: shown as that text inside a larger repr."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+_IMMUTABLE = (str, int, float, bool, bytes, type(None))
+_TEXTS: dict[int, tuple[Any, _Text]] = {}
+MAX_TEXTS = 200_000
+"""Cached reprs kept (each holds its value, so ids are not reused while cached)."""
+
+
+def frozen_text(value: Any) -> Any:
+    """``value``, or its repr made once when it is a frozen dataclass of immutable fields.
+
+    Inputs and messages are such records, shared by the states of an exploration (a snapshot
+    copies only mutable parts); a record with a mutable field is shown afresh every time.
+    """
+    params = getattr(type(value), "__dataclass_params__", None)
+    if params is None or not params.frozen:
+        return value
+    found = _TEXTS.get(id(value))
+    if found is not None and found[0] is value:
+        return found[1]
+    fields = vars(value).values() if hasattr(value, "__dict__") else ()
+    if not all(isinstance(f, _IMMUTABLE) or frozen_text(f) is not f for f in fields):
+        return value
+    if len(_TEXTS) >= MAX_TEXTS:
+        _TEXTS.clear()
+    text = _TEXTS[id(value)] = (value, _Text(repr(value)))
+    return text[1]
 
 
 _OPTIONS: dict[int, tuple[StepOptions, str]] = {}

@@ -36,6 +36,9 @@ from dexviz.sdk.registry import Registry
 
 Option = Hashable
 
+UNKEYED = StateKey("", "UNKEYED")
+"""The state of a step whose canonical state the policy did not ask for (a replayed step)."""
+
 DEFAULT_MAX_DEPTH = 5_000
 """Steps per schedule when no max_depth is given: a Flow whose timers never stop is bounded."""
 
@@ -236,6 +239,10 @@ class _Run:
         # The stateful search names executions by lineage (``canonical_fingerprint``).
         self.canonical: bool = getattr(policy, "canonical", False)
         self.keys: Keys | None = None
+        # A policy may want the canonical state after some steps only (not on a replay's way).
+        self.keyed: Callable[[int], bool] | None = getattr(policy, "wants_state", None)
+        # The stateful search skips the snapshot of a successor it has seen already.
+        self.known: Callable[[str], bool] | None = getattr(policy, "known", None)
         self.tasks: dict[asyncio.Task[Any], str] = {}
         self.digests = ExecutionDigests()
         self.keep: list[object] = []
@@ -263,6 +270,11 @@ class _Run:
         self.left = list(point.left)
         self.monitors = pickle.loads(point.monitors)
         self.result.initial = self._state()
+
+    def seen_before(self) -> bool:
+        """Whether the last step reached a state the policy says was reached before."""
+        key = self.result.steps[-1].fingerprint if self.result.steps else None
+        return key is not None and self.known is not None and self.known(key)
 
     def capture(self, depth: int) -> Resume | None:
         """This state as a ``Resume``, or None.
@@ -355,7 +367,7 @@ class _Run:
             first_seen,
             now,
             footprint,
-            self._state(),
+            self._state() if self.keyed is None or self.keyed(step) else UNKEYED,
             label,
             events,
             None
@@ -481,7 +493,7 @@ def run_schedule(
         while step < setup.max_depth:
             if not run.step(step):
                 break
-            if step == capture:
+            if step == capture and not run.seen_before():
                 result.captured = run.capture(step + 1)
             step += 1
         else:

@@ -17,8 +17,9 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
+from dexviz.engine.engine_state import SnapshotError
 from dexviz.explore.fingerprint import Keys
 from dexviz.explore.report import GRAPH_KEEP, StateGraph
 from dexviz.explore.schedule import (
@@ -68,12 +69,31 @@ class StateHandle:
     fingerprint: str | None = None
 
     def restore(
-        self, setup: Setup, suffix: tuple[int, ...] = (), bench: Bench | None = None
+        self,
+        setup: Setup,
+        suffix: tuple[int, ...] = (),
+        bench: Bench | None = None,
+        known: Callable[[str], bool] | None = None,
     ) -> ScheduleResult:
-        """Run to this state (and ``suffix``), then one step more at most, snapshotting it."""
+        """Run to this state (and ``suffix``), then one step more at most, snapshotting it.
+
+        No snapshot when ``known`` says the successor's fingerprint was seen: it will not be
+        expanded.
+        """
         cut = dataclasses.replace(setup, max_depth=self.depth + 1)
-        policy = _ExpandPolicy(self.trace[self.base_choices :] + suffix, self.depth)
+        policy = _ExpandPolicy(self.trace[self.base_choices :] + suffix, self.depth, known)
         return run_schedule(cut, policy, resume=self.base, capture=self.depth, bench=bench)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Sent to a worker: a snapshot that cannot be pickled (a finished handler's Task
+        # left on an execution) is dropped, and the worker replays the trace from the start.
+        base, choices = self.base, self.base_choices
+        if base is not None:
+            try:
+                base.snapshot.data  # noqa: B018 - pickles it once, or fails
+            except SnapshotError:
+                base, choices = None, 0
+        return (StateHandle, (self.trace, self.depth, base, choices, self.fingerprint))
 
     @property
     def offset(self) -> int:
@@ -87,10 +107,13 @@ class _ExpandPolicy:
     prunes = True
     canonical = True
 
-    def __init__(self, forced: tuple[int, ...], depth: int) -> None:
+    def __init__(
+        self, forced: tuple[int, ...], depth: int, known: Callable[[str], bool] | None = None
+    ) -> None:
         self.forced = forced
         self.depth = depth
         self.position = 0
+        self.known = known
 
     def choose(self, kind: str, options: tuple[Option, ...]) -> int | None:
         """The forced index while it lasts, then the first option."""
@@ -103,6 +126,10 @@ class _ExpandPolicy:
     def wants_fingerprint(self, step: int) -> bool:
         """Only the successor (the step after the restored state) is fingerprinted."""
         return step == self.depth
+
+    def wants_state(self, step: int) -> bool:
+        """The canonical states of the restored state and its successor only."""
+        return step >= self.depth - 1
 
     def revisit(self, step: StepRecord, describe: object) -> bool:
         """Never stop a replay early: the step after the restored state is the successor."""
@@ -133,7 +160,12 @@ class Expansion:
     violated: bool
 
 
-def expand(setup: Setup, handle: StateHandle, bench: Bench | None = None) -> Expansion:
+def expand(
+    setup: Setup,
+    handle: StateHandle,
+    bench: Bench | None = None,
+    known: Callable[[str], bool] | None = None,
+) -> Expansion:
     """Every transition out of ``handle``'s state: one restore per combination of choices.
 
     ``bench``: the engine to restore into (one per process, reused for every expansion).
@@ -142,7 +174,7 @@ def expand(setup: Setup, handle: StateHandle, bench: Bench | None = None) -> Exp
     suffix: tuple[int, ...] = ()
     successors: list[Successor] = []
     while True:
-        result = handle.restore(setup, suffix, bench)
+        result = handle.restore(setup, suffix, bench, known)
         at = (
             result.steps[handle.depth - offset - 1].state
             if handle.depth > offset
@@ -205,10 +237,12 @@ class LocalExpander:
     def __init__(self, setup: Setup) -> None:
         self.setup = setup
         self.bench = Bench(setup)
+        self.known: Callable[[str], bool] | None = None
+        """The search's seen-set, when it runs in this process: no snapshot of what it holds."""
 
     def expand_all(self, handles: Sequence[StateHandle]) -> list[Expansion]:
         """``expand`` of each handle, one after the other."""
-        return [expand(self.setup, handle, self.bench) for handle in handles]
+        return [expand(self.setup, handle, self.bench, self.known) for handle in handles]
 
 
 @dataclass
@@ -285,6 +319,8 @@ def search(
 ) -> str | None:
     """Breadth first from the start state; the reason it stopped early, or None when done."""
     level = [StateHandle((), 0)]
+    if isinstance(expander, LocalExpander):
+        expander.known = frontier.seen.__contains__
     while level:
         frontier.depth = level[0].depth
         nxt: list[StateHandle] = []
