@@ -99,8 +99,10 @@ class Symmetry:
         masked; the value of rank ``k`` is renamed to the group's ``k``-th placeholder.
         """
         mapping: dict[str, str] = {}
+        # Execution ids masked once: a value's role must not depend on numbering.
+        masked = IDS.sub("#", "\x00".join(texts)).split("\x00")
         for g, names in enumerate(self.groups):
-            roles = [(self._role(texts, name, names), i) for i, name in enumerate(names)]
+            roles = [(self._role(masked, name, names), i) for i, name in enumerate(names)]
             for rank, (_, i) in enumerate(sorted(roles)):
                 mapping[names[i]] = f"'<{g}.{rank}>'"
         return mapping
@@ -112,6 +114,7 @@ class Symmetry:
             if name in text:
                 masked = text.replace(name, "\x02self")
                 for other in names:
-                    masked = masked.replace(other, "\x02other")
-                mentions.append(IDS.sub("#", masked))
+                    if other in masked:
+                        masked = masked.replace(other, "\x02other")
+                mentions.append(masked)
         return tuple(sorted(mentions))
