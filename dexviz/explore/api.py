@@ -24,14 +24,8 @@ from dexviz.explore.progress import Progress
 from dexviz.explore.randomized import PctBound, PctPolicy, RandomPolicy
 from dexviz.explore.report import GRAPH_KEEP, ExplorationReport, StateGraph
 from dexviz.explore.run_stateful import stateful_report
-from dexviz.explore.schedule import (
-    DEFAULT_MAX_DEPTH,
-    Policy,
-    ScheduleResult,
-    Setup,
-    clock,
-    run_schedule,
-)
+from dexviz.explore.schedule import clock, run_schedule
+from dexviz.explore.schedule_records import DEFAULT_MAX_DEPTH, Policy, ScheduleResult, Setup
 from dexviz.explore.search import Node, TreePolicy, advance, schedule_done
 from dexviz.explore.symmetry import Symmetry
 from dexviz.explore.violation import Violation, shrink

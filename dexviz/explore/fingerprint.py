@@ -24,10 +24,8 @@ reads the whole history).
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import Any
 
@@ -36,7 +34,6 @@ from dexviz.engine.decide import Decisions
 from dexviz.engine.fast import FastPath
 from dexviz.engine.faults import FaultPlan
 from dexviz.engine.invoke import Invoker, QueuedStart
-from dexviz.engine.loop import LoopCallback
 from dexviz.engine.runtime import Runtime
 from dexviz.engine.scheduler import Scheduler
 from dexviz.engine.starts import Starts
@@ -47,12 +44,8 @@ from dexviz.engine.timeouts import FlowTimeouts
 from dexviz.engine.units import Unit
 from dexviz.engine.waits import WaitManager
 from dexviz.explore.coroutines import (
-    CoroutineOpaque,
-    describe_callback,
     describe_context,
-    describe_task,
 )
-from dexviz.explore.symmetry import Symmetry
 from dexviz.sdk.context import Context
 from dexviz.sdk.options import StepOptions
 
@@ -75,13 +68,13 @@ _EXECUTION_SKIPPED = frozenset(
      "_reserved", "last_failure"}
 )  # fmt: skip
 # FlowRun fields that are names or history bookkeeping, not behaviour.
-_RUN_SKIPPED = frozenset(
+RUN_SKIPPED = frozenset(
     {"definition", "executions", "_queues", "_first_waiters", "_more_waiters", "message_count",
      "seq", "message_ids", "run_id", "started_ns", "active_count", "request_id"}
 )  # fmt: skip
 
 
-_ADDRESS = " at 0x"
+ADDRESS = " at 0x"
 """In a default repr: the object is named, not described, so the state has no fingerprint."""
 
 
@@ -123,7 +116,8 @@ def unit(item: Any) -> Any:
     raise Opaque(type(item).__qualname__)
 
 
-def _messages(messages: Iterable[Message], rank: dict[int, int]) -> tuple[Any, ...]:
+def describe_messages(messages: Iterable[Message], rank: dict[int, int]) -> tuple[Any, ...]:
+    """Messages by rank, Channel and value."""
     return tuple((rank[m.number], m.channel, m.value) for m in messages)
 
 
@@ -134,13 +128,13 @@ def _plain(item: Any) -> Any:
     return item
 
 
-_EXECUTION_NAMES = tuple(
+EXECUTION_NAMES = tuple(
     n for n in Execution.__slots__ if n != "__dict__" and n not in _EXECUTION_SKIPPED
 )
-_RUN_NAMES = tuple(n for n in FlowRun.__slots__ if n != "__dict__" and n not in _RUN_SKIPPED)
+RUN_NAMES = tuple(n for n in FlowRun.__slots__ if n != "__dict__" and n not in RUN_SKIPPED)
 
 
-class _Fields:
+class Fields:
     """Reads an object's slots in one C call, and what it set beyond them.
 
     Dicts are shown in insertion order (not sorted): the engine and handlers may walk them in
@@ -154,6 +148,7 @@ class _Fields:
         self.skipped = skipped
 
     def __call__(self, item: Any) -> tuple[Any, ...]:
+        """The slots' values and the extra attributes of ``item``."""
         slots = tuple(map(frozen_text, self.read(item)))
         if self.options is not None:
             slots = (*slots[: self.options], _options(slots[self.options]),
@@ -215,17 +210,19 @@ def _options(options: Any) -> Any:
     return found[1]
 
 
-_EXECUTION_FIELDS = _Fields(_EXECUTION_NAMES, _EXECUTION_SKIPPED)
-_RUN_FIELDS = _Fields(_RUN_NAMES, _RUN_SKIPPED)
+_EXECUTION_FIELDS = Fields(EXECUTION_NAMES, _EXECUTION_SKIPPED)
+_RUN_FIELDS = Fields(RUN_NAMES, RUN_SKIPPED)
 
 
-def _running(ex: Execution) -> bool:
+def running(ex: Execution) -> bool:
+    """Whether the execution's coroutine handler is in flight."""
     task = ex.task
     return task is not None and not (callable(getattr(task, "done", None)) and task.done())
 
 
-def _execution(ex: Execution, rank: dict[int, int]) -> tuple[Any, ...]:
-    reserved = tuple((k, _messages(ms, rank)) for k, ms in ex.held_messages.items())
+def describe_execution(ex: Execution, rank: dict[int, int]) -> tuple[Any, ...]:
+    """An execution as the state sees it: its fields, held messages, timers and handles."""
+    reserved = tuple((k, describe_messages(ms, rank)) for k, ms in ex.held_messages.items())
     timers = tuple(_cell(t) for t in ex.started_timers)
     handles = (ex.pending_unit is not None, ex.method_timeout is not None,
                ex.heartbeat_timer is not None)  # fmt: skip
@@ -233,7 +230,8 @@ def _execution(ex: Execution, rank: dict[int, int]) -> tuple[Any, ...]:
             handles, ex.last_failure)  # fmt: skip
 
 
-def _ranks(run: FlowRun) -> dict[int, int]:
+def message_ranks(run: FlowRun) -> dict[int, int]:
+    """Each queued or held message's place in publication order (its number is a name)."""
     numbers = [m.number for q in run.queues_view.values() for m in q]
     numbers += [m.number for ex in run.executions.values() for ms in ex.held_messages.values()
                 for m in ms]  # fmt: skip
@@ -241,13 +239,13 @@ def _ranks(run: FlowRun) -> dict[int, int]:
 
 
 def _run(run: FlowRun) -> tuple[Any, ...]:
-    rank = _ranks(run)
-    queues = tuple((k, _messages(q, rank)) for k, q in run.queues_view.items() if q)
+    rank = message_ranks(run)
+    queues = tuple((k, describe_messages(q, rank)) for k, q in run.queues_view.items() if q)
     waiters = tuple(sorted((k, tuple(sorted(w.execution_id for w in ws)))
                            for k, ws in run.waiters.items()))  # fmt: skip
     # In creation order: the engine walks executions in it (closing, victims) and lock queues
     # may depend on which goes first.
-    executions = tuple((k, _execution(ex, rank)) for k, ex in run.executions.items())
+    executions = tuple((k, describe_execution(ex, rank)) for k, ex in run.executions.items())
     return (_RUN_FIELDS(run), queues, waiters, executions)
 
 
@@ -257,13 +255,15 @@ def _scheduler(sim: Scheduler) -> tuple[Any, ...]:
     return (sim.now_ns, tuple(ready), tuple(timers))
 
 
-def _faults(plan: FaultPlan) -> int:
+def faults_left(plan: FaultPlan) -> int:
+    """The failures the budget has spent (a plan with explicit rules is opaque)."""
     if plan.failures or plan.cancellations or plan.hung or plan.crash_after is not None:
         raise Opaque("a fault plan with explicit rules")
     return plan.spent
 
 
-def _one_run(rt: Runtime, coroutines: bool = False) -> FlowRun:
+def one_run(rt: Runtime, coroutines: bool = False) -> FlowRun:
+    """The one simulated Flow run; ``coroutines``: a running handler is described, not opaque."""
     sim = rt.sim
     if sim is None or len(rt.runs) != 1 or rt.previous_runs or rt.stale_skips:
         raise Opaque("not one simulated Flow run")
@@ -271,14 +271,14 @@ def _one_run(rt: Runtime, coroutines: bool = False) -> FlowRun:
         # A pending request, or a threshold counted in events (which are names here).
         raise Opaque("continue-as-new pending")
     (run,) = rt.runs.values()
-    if not coroutines and any(map(_running, run.executions.values())):
+    if not coroutines and any(map(running, run.executions.values())):
         raise Opaque("a coroutine handler is running")
     return run
 
 
 def _runtime(rt: Runtime) -> tuple[Any, ...]:
     # Cheap refusals first: most states of a Flow with coroutine handlers have one running.
-    run = _one_run(rt)
+    run = one_run(rt)
     sim = rt.sim
     assert sim is not None
     scheduler = _scheduler(sim)
@@ -287,151 +287,7 @@ def _runtime(rt: Runtime) -> tuple[Any, ...]:
          tuple((keys, owner, unit(resume)) for keys, owner, resume in table.waiting))
         for flow_id, table in rt.lock_tables.items()
     ))  # fmt: skip
-    return (_run(run), scheduler, locks, _faults(rt.faults))
-
-
-# The Type-N counters only choose the next execution's number: canonical names replace them.
-_CANON_RUN_FIELDS = _Fields(
-    tuple(n for n in _RUN_NAMES if n not in ("_first_type", "_first_count", "start_input")),
-    _RUN_SKIPPED | {"_more_counts"},
-)
-
-
-@dataclass
-class _Parts:
-    """A state's description in pieces.
-
-    Those whose order is behaviour, those whose is not, and each execution's lineage (id,
-    parent id, Step type, input) in creation order.
-    """
-
-    ordered: list[str] = field(default_factory=list)
-    unordered: list[str] = field(default_factory=list)
-    lineage: list[tuple[str, str, str, str]] = field(default_factory=list)
-
-
-def _canonical_parts(rt: Runtime, outside: Sequence[Any]) -> _Parts:
-    run = _one_run(rt, coroutines=True)
-    sim = rt.sim
-    assert sim is not None
-    rank = _ranks(run)
-    parts = _Parts()
-    parts.ordered.append(repr(_CANON_RUN_FIELDS(run)))
-    parts.ordered.extend(repr((k, _messages(q, rank))) for k, q in run.queues_view.items() if q)
-    parts.unordered.extend(f"w {k} {w.execution_id}" for k, ws in run.waiters.items() for w in ws)
-    owners: dict[asyncio.Task[Any], str] = {}
-    for ex in run.executions.values():
-        parts.unordered.append(repr(_execution(ex, rank)))
-        parts.lineage.append((ex.execution_id, ex.from_execution_id, ex.step_type, repr(ex.input)))
-        if isinstance(ex.task, asyncio.Task):
-            owners[ex.task] = ex.execution_id
-        if _running(ex):
-            parts.unordered.append(f"c {ex.execution_id} {_task(ex.task)!r}")
-    parts.ordered.append(repr(sim.now_ns))
-    parts.unordered.extend(f"r {_unit(u, owners)!r}" for u in sim.ready_units)
-    parts.unordered.extend(f"t {(due, _unit(u, owners))!r}" for due, u in sim.timed_units())
-    for flow_id, table in rt.lock_tables.items():
-        parts.unordered.extend(f"l {flow_id} {item!r}" for item in table.held.items())
-        waiting = tuple((keys, owner, unit(resume)) for keys, owner, resume in table.waiting)
-        parts.ordered.append(f"q {flow_id} {waiting!r}")
-    parts.ordered.append(repr((_faults(rt.faults), tuple(outside))))
-    return parts
-
-
-def _task(task: Any) -> tuple[Any, ...]:
-    if not isinstance(task, asyncio.Task):
-        raise Opaque(type(task).__qualname__)
-    try:
-        return describe_task(task)
-    except CoroutineOpaque as error:
-        raise Opaque(str(error)) from error
-
-
-def _unit(item: Any, owners: dict[asyncio.Task[Any], str]) -> Any:
-    if isinstance(item, LoopCallback):
-        try:
-            return describe_callback(item, owners)
-        except CoroutineOpaque as error:
-            raise Opaque(str(error)) from error
-    return unit(item)
-
-
-def _names(lineage: list[tuple[str, str, str, str]], rename: dict[str, str]) -> dict[str, str]:
-    """Each execution's canonical name, by lineage.
-
-    Its parent's name, Step type and input (hashed), and its place among siblings of the same
-    lineage, in creation order.
-    """
-    names: dict[str, str] = {}
-    seen: dict[str, int] = {}
-    for execution_id, parent, step_type, given in lineage:
-        key = f"{names.get(parent, parent)}|{step_type}|{replace_all(given, rename)}"
-        base = f"{step_type}@{hashlib.blake2b(key.encode(), digest_size=5).hexdigest()}"
-        count = seen[base] = seen.get(base, -1) + 1
-        names[execution_id] = f"{base}.{count}"
-    return names
-
-
-def replace_all(text: str, mapping: dict[str, str]) -> str:
-    """``text`` with every key of ``mapping`` replaced, longest keys first.
-
-    A shorter key inside a longer one (``Edit-1`` in ``Edit-12``) is never cut out of it: the
-    longer one has been replaced by then, and no replacement holds a key.
-    """
-    for key in sorted(mapping, key=len, reverse=True):
-        if key in text:
-            text = text.replace(key, mapping[key])
-    return text
-
-
-@dataclass(frozen=True)
-class Keys:
-    """A state's digests under each reduction, to tell which one merged two states.
-
-    ``canonical`` is the one the search keys on (numbering and declared symmetry);
-    ``numbered`` leaves the symmetry out (it is ``canonical`` when none is declared);
-    ``exact`` keeps the execution ids and the engine's order as well.
-    """
-
-    canonical: str
-    numbered: str
-    exact: str
-
-
-def _digest(text: str) -> str:
-    return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
-
-
-def canonical_fingerprint(
-    rt: Runtime, outside: Sequence[Any], start_input: Any, symmetry: Symmetry | None = None
-) -> Keys | None:
-    """The digest of the state up to execution numbering (and ``symmetry``), or None.
-
-    Executions are named by lineage (``_names``), not by ``Type-N``; the executions, waiters,
-    ready units, timers and held locks are compared as sets, so the order in which executions
-    were created is not part of the state; the start input (the same in every state) is one
-    marker, so that a symmetry permuting its values leaves it alone. A suspended coroutine
-    handler is described by its frames (``explore.coroutines``). None when a part cannot be
-    described soundly.
-    """
-    try:
-        parts = _canonical_parts(rt, outside)
-    except Opaque:
-        return None
-    given = repr(start_input)
-    joined = "\x00".join((*parts.ordered, *parts.unordered)).replace(given, "<input>")
-    if _ADDRESS in joined:
-        return None
-    lineage = [(e, p, t, i.replace(given, "<input>")) for e, p, t, i in parts.lineage]
-    cut = len(parts.ordered)
-
-    def digest(rename: dict[str, str]) -> str:
-        texts = replace_all(replace_all(joined, rename), _names(lineage, rename)).split("\x00")
-        return _digest("\x00".join(texts[:cut]) + "\x01" + "\x00".join(sorted(texts[cut:])))
-
-    numbered = digest({})
-    canonical = numbered if symmetry is None else digest(symmetry.canonical(joined.split("\x00")))
-    return Keys(canonical, numbered, _digest(joined))
+    return (_run(run), scheduler, locks, faults_left(rt.faults))
 
 
 def fingerprint(rt: Runtime, outside: Sequence[Any]) -> str | None:
@@ -443,6 +299,6 @@ def fingerprint(rt: Runtime, outside: Sequence[Any]) -> str | None:
         text = repr((_runtime(rt), tuple(outside)))
     except Opaque:
         return None
-    if _ADDRESS in text:
+    if ADDRESS in text:
         return None
     return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()

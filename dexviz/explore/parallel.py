@@ -16,7 +16,7 @@ from concurrent.futures import Executor, ProcessPoolExecutor
 from contextlib import contextmanager
 from typing import Any
 
-from dexviz.explore.schedule import Setup
+from dexviz.explore.schedule_records import Setup
 from dexviz.explore.stateful import Expander, Expansion, LocalExpander, StateHandle
 
 __all__ = [

@@ -9,7 +9,8 @@ from typing import Any
 from dexviz.explore.parallel import expander_for
 from dexviz.explore.progress import Progress
 from dexviz.explore.report import ExplorationReport, StatefulCounts
-from dexviz.explore.schedule import Setup, clock
+from dexviz.explore.schedule import clock
+from dexviz.explore.schedule_records import Setup
 from dexviz.explore.stateful import Frontier, search
 from dexviz.explore.violation import Violation, replay
 

@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from dexviz.explore.footprint import Footprint
-from dexviz.explore.schedule import Option, ScheduleResult, StepRecord
+from dexviz.explore.schedule_records import Option, ScheduleResult, StepRecord
 from dexviz.explore.visits import Summary, Visit, Visits
 
 

@@ -20,17 +20,10 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from dexviz.engine.engine_state import SnapshotError
-from dexviz.explore.fingerprint import Keys
+from dexviz.explore.canonical import Keys
 from dexviz.explore.report import GRAPH_KEEP, StateGraph
-from dexviz.explore.schedule import (
-    Bench,
-    Option,
-    Resume,
-    ScheduleResult,
-    Setup,
-    StepRecord,
-    run_schedule,
-)
+from dexviz.explore.schedule import Bench, run_schedule
+from dexviz.explore.schedule_records import Option, Resume, ScheduleResult, Setup, StepRecord
 from dexviz.explore.state_key import StateKey
 
 SEEN_SET = "seen-set"

@@ -23,7 +23,7 @@ from dexviz.examples.contract_edit import (
 from dexviz.examples.contract_edit_broken import BrokenContractEditFlow
 from dexviz.explore import checks, explore
 from dexviz.explore.api import _setup
-from dexviz.explore.schedule import Setup
+from dexviz.explore.schedule_records import Setup
 from dexviz.explore.stateful import walk
 from dexviz.explore.symmetry import Symmetry
 from tests.explore.flows import Case
