@@ -8,19 +8,18 @@ counts and the counterexample are the same as with one process.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import pickle
 from collections.abc import Iterator, Sequence
-from concurrent.futures import Executor, ProcessPoolExecutor
 from contextlib import contextmanager
 from typing import Any
 
+from dexviz.explore.affine_pool import AffinePool
 from dexviz.explore.schedule_records import Setup
 from dexviz.explore.stateful import Expander, Expansion, LocalExpander, StateHandle
 
 __all__ = [
-    "BATCHES_PER_WORKER", "DaskExpander", "PoolExpander", "default_workers", "expander_for",
+    "BATCHES_PER_WORKER", "DaskExpander", "default_workers", "expander_for",
 ]
 
 BATCHES_PER_WORKER = 4
@@ -34,20 +33,6 @@ def default_workers() -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # pragma: no cover - macOS and Windows have no affinity call
         return max(1, os.cpu_count() or 1)
-
-
-_LOCAL: LocalExpander | None = None
-"""A worker process's Setup and engine, made once when the process starts."""
-
-
-def _init(setup: Setup) -> None:
-    global _LOCAL
-    _LOCAL = LocalExpander(setup)
-
-
-def _expand_batch(handles: Sequence[StateHandle]) -> list[Expansion]:
-    assert _LOCAL is not None, "the worker was not initialised with a Setup"
-    return _LOCAL.expand_all(handles)
 
 
 _BENCHES: dict[bytes, LocalExpander] = {}
@@ -68,32 +53,6 @@ def batches(handles: Sequence[StateHandle], workers: int) -> list[Sequence[State
     """``handles`` cut into consecutive batches, about ``BATCHES_PER_WORKER`` per worker."""
     size = max(1, -(-len(handles) // (workers * BATCHES_PER_WORKER)))
     return [handles[i : i + size] for i in range(0, len(handles), size)]
-
-
-class PoolExpander:
-    """Expands levels on ``workers`` processes, each holding the Setup from its start."""
-
-    def __init__(self, setup: Setup, workers: int) -> None:
-        self.workers = workers
-        self._local = LocalExpander(setup)
-        methods = multiprocessing.get_all_start_methods()
-        context = multiprocessing.get_context("fork" if "fork" in methods else None)
-        self._pool: Executor = ProcessPoolExecutor(
-            workers, mp_context=context, initializer=_init, initargs=(setup,)
-        )
-
-    def expand_all(self, handles: Sequence[StateHandle]) -> list[Expansion]:
-        """The level's expansions, in order."""
-        if len(handles) < MIN_PARALLEL * self.workers:
-            return self._local.expand_all(handles)
-        out: list[Expansion] = []
-        for part in self._pool.map(_expand_batch, batches(handles, self.workers)):
-            out.extend(part)
-        return out
-
-    def close(self) -> None:
-        """Stop the worker processes."""
-        self._pool.shutdown(cancel_futures=True)
 
 
 class DaskExpander:
@@ -136,9 +95,9 @@ def expander_for(setup: Setup, workers: int, cluster: Any) -> Iterator[Expander]
     if not isinstance(workers, int) or workers < 1:
         raise ValueError(f"workers must be a whole number >= 1, got {workers!r}")
     if cluster is not None:
-        expander: DaskExpander | PoolExpander = DaskExpander(setup, cluster)
+        expander: DaskExpander | AffinePool = DaskExpander(setup, cluster)
     elif workers > 1:
-        expander = PoolExpander(setup, workers)
+        expander = AffinePool(setup, workers)
     else:
         yield LocalExpander(setup)
         return

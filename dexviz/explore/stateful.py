@@ -37,11 +37,25 @@ __all__ = [
     "Expansion",
     "Frontier",
     "LocalExpander",
+    "SnapshotRef",
     "StateHandle",
     "Successor",
     "expand",
     "search", "walk",
 ]
+
+
+@dataclass(frozen=True)
+class SnapshotRef:
+    """A snapshot kept by worker process ``worker`` as its ``number``, taken after ``depth`` steps.
+
+    A state sent to that worker is restored from it without shipping it
+    (``explore.affine_pool``).
+    """
+
+    worker: int
+    number: int
+    depth: int
 
 
 @dataclass(frozen=True)
@@ -57,7 +71,7 @@ class StateHandle:
 
     trace: tuple[int, ...]
     depth: int
-    base: Resume | None = None
+    base: Resume | SnapshotRef | None = None
     base_choices: int = 0
     fingerprint: str | None = None
 
@@ -75,13 +89,16 @@ class StateHandle:
         """
         cut = dataclasses.replace(setup, max_depth=self.depth + 1)
         policy = _ExpandPolicy(self.trace[self.base_choices :] + suffix, self.depth, known)
-        return run_schedule(cut, policy, resume=self.base, capture=self.depth, bench=bench)
+        base = self.base
+        if isinstance(base, SnapshotRef):
+            raise RuntimeError(f"{base} is held by a worker process: restore it there")
+        return run_schedule(cut, policy, resume=base, capture=self.depth, bench=bench)
 
     def __reduce__(self) -> tuple[Any, ...]:
         # Sent to a worker: a snapshot that cannot be pickled (a finished handler's Task
         # left on an execution) is dropped, and the worker replays the trace from the start.
         base, choices = self.base, self.base_choices
-        if base is not None:
+        if isinstance(base, Resume):
             try:
                 base.snapshot.data  # noqa: B018 - pickles it once, or fails
             except SnapshotError:

@@ -146,3 +146,33 @@ def test_bad_worker_options_are_errors(options: dict[str, object], message: str)
     strategy = str(merged.pop("strategy"))
     with pytest.raises(ValueError, match=message):
         _explore(case, strategy, **merged)
+
+
+def test_worker_processes_keep_their_snapshots_and_send_back_only_names() -> None:
+    from dexviz.explore.affine_pool import AffinePool
+    from dexviz.explore.api import _setup
+    from dexviz.explore.schedule_records import Resume
+    from dexviz.explore.stateful import SnapshotRef
+
+    edits = [ContractEdit(r) for r in "abc"]
+    setup = _setup(ContractEditFlow(), edits, [], (), None, None, None, "flow-1")
+    pool = AffinePool(setup, 2)
+    seen: set[str | None] = set()
+    level, named = [StateHandle((), 0)], 0
+    try:
+        for _ in range(40):
+            expansions = pool.expand_all(level)
+            level = []
+            for successor in (s for e in expansions for s in e.successors):
+                if successor.fingerprint not in seen:
+                    seen.add(successor.fingerprint)
+                    level.append(successor.handle)
+            if named:
+                # Once the workers hold the states, no snapshot travels back: only names.
+                assert not any(isinstance(h.base, Resume) for h in level)
+            named += sum(isinstance(h.base, SnapshotRef) for h in level)
+            if not level:
+                break
+    finally:
+        pool.close()
+    assert named > 0
