@@ -1,6 +1,8 @@
 # dexviz: `make demo` and `make test` are the two set-up commands (see README.md).
-# Both create or reuse .venv, install dexviz with every extra, and install the Graphviz
-# binary when it is missing and apt-get can install it.
+# Both create or reuse .venv and install the Graphviz binary when it is missing and apt-get can
+# install it. `make demo` installs dexviz with only the extras the demo draws with
+# (DEMO_EXTRAS); `make test` and every other target install every extra and the test and docs
+# tools (ALL_EXTRAS), as CI does.
 
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
@@ -9,18 +11,25 @@ SHELL := /bin/bash
 PYTHON ?= $(shell command -v python3.11 2>/dev/null || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
-# Reinstalls only when pyproject.toml is newer than this stamp.
+# Reinstalls only when pyproject.toml is newer than the stamp.
 STAMP := $(VENV)/.dexviz-installed
+DEMO_STAMP := $(VENV)/.dexviz-demo-installed
+# `dexviz demo` renders graphs (graphviz), draws the timeline (matplotlib) and writes the
+# executions table (pandas); nothing of Jupyter, the test tools or the docs site.
+DEMO_EXTRAS := graph,plot,table
+ALL_EXTRAS := all,test,docs
 DEMO_OUT := demo-output
 NOTEBOOKS := $(wildcard notebooks/*.ipynb)
 NBVAL_SANITIZE := notebooks/nbval-sanitize.cfg
 
-.PHONY: help venv graphviz demo test lint unit notebooks-test docs wheel-check notebook clean distclean
+.PHONY: help venv venv-demo graphviz demo test lint unit notebooks-test docs wheel-check notebook clean distclean
 
 help:
-	@echo "make demo      set up .venv and Graphviz, then run 'dexviz demo' into $(DEMO_OUT)/"
-	@echo "make test      set up .venv and Graphviz, then ruff, mypy, pytest, the notebooks,"
-	@echo "               the docs site and the wheel check"
+	@echo "make demo      install dexviz[$(DEMO_EXTRAS)] into .venv and Graphviz, then run"
+	@echo "               'dexviz demo' into $(DEMO_OUT)/"
+	@echo "make test      install dexviz[$(ALL_EXTRAS)] into .venv and Graphviz, then ruff, mypy,"
+	@echo "               pytest, the notebooks, the docs site and the wheel check"
+	@echo "               (every target below installs dexviz[$(ALL_EXTRAS)] too)"
 	@echo "make notebook  open the tutorial notebooks in JupyterLab"
 	@echo "make docs      build the documentation site into site/ (offline, strict)"
 	@echo "make wheel-check  build the wheel and run it in a fresh venv"
@@ -30,6 +39,8 @@ help:
 
 venv: $(STAMP)
 
+venv-demo: $(DEMO_STAMP)
+
 $(BIN)/python:
 	@test -n "$(PYTHON)" || { echo "make: no python3.11 or python3 on PATH" >&2; exit 1; }
 	$(PYTHON) -m venv $(VENV)
@@ -37,8 +48,18 @@ $(BIN)/python:
 # Bytecode is compiled once here: with PYTHONDONTWRITEBYTECODE set, every import would
 # otherwise recompile dexviz from source (about 100 ms).
 $(STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install -e '.[all,test,docs]'
+	$(BIN)/python -m pip install -e '.[$(ALL_EXTRAS)]'
 	$(BIN)/python -m compileall -q dexviz
+	touch $@
+
+# A venv that has every extra already has the demo's.
+$(DEMO_STAMP): pyproject.toml | $(BIN)/python
+	@if [ -f $(STAMP) ] && [ $(STAMP) -nt pyproject.toml ]; then \
+		echo "venv: every extra is installed already"; \
+	else \
+		$(BIN)/python -m pip install -e '.[$(DEMO_EXTRAS)]'; \
+		$(BIN)/python -m compileall -q dexviz; \
+	fi
 	touch $@
 
 graphviz:
@@ -55,7 +76,7 @@ graphviz:
 		echo "Continuing: DOT text output works without it; tests that need 'dot' are skipped."; \
 	fi
 
-demo: venv graphviz
+demo: venv-demo graphviz
 	$(BIN)/dexviz demo --out $(DEMO_OUT)
 
 lint: venv

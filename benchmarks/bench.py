@@ -51,6 +51,10 @@ def _value(case: str, engine: str) -> Callable[[dict[str, dict[str, float]]], fl
     return lambda r: r[f"{case}/{engine}"]["value"]
 
 
+def _metric(case: str, metric: str) -> Callable[[dict[str, dict[str, float]]], float]:
+    return lambda r: r[f"{case}/dexviz"][metric]
+
+
 def _store(metric: str) -> Callable[[dict[str, dict[str, float]]], float]:
     return lambda r: r["store/dexviz"][metric]
 
@@ -136,6 +140,10 @@ ROWS = [
         _value("snapshot3", "dexviz"), None, None, "(measured)", lambda d, r: True),
     Row("snapshot + restore, seed Flow, 8 reviewers mid-run, us (CPU)", "us",
         _value("snapshot8", "dexviz"), None, None, "<= 50 us", lambda d, r: d <= 50),
+    Row("snapshot alone, seed Flow, 3 reviewers mid-run, us (CPU)", "us",
+        _metric("snapshot3", "snapshot_us"), None, None, "(measured)", lambda d, r: True),
+    Row("snapshot alone, seed Flow, 8 reviewers mid-run, us (CPU)", "us",
+        _metric("snapshot8", "snapshot_us"), None, None, "(measured)", lambda d, r: True),
     Row("explore: 31-transition Flow, schedules/s (CPU)", "/s", _cpu("explore_rate", "dexviz"),
         None, None, "(measured)", lambda d, r: True),
 ]  # fmt: skip

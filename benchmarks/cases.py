@@ -242,13 +242,13 @@ def dexviz_snapshot(reviewers: int) -> dict[str, float]:
 
 
 def reference_chain(flows: int = CHAINS) -> dict[str, float]:
-    """The same chains on the reference engine."""
-    return _small_chains(ref, ref.RefEngine(seed=1), flows, paused=False)
+    """The same chains on the reference engine (the collector paused, as ``Engine.run`` does)."""
+    return _small_chains(ref, ref.RefEngine(seed=1), flows, paused=True)
 
 
 def reference_handoff(contenders: int) -> dict[str, float]:
-    """The same token hand-off on the reference engine."""
-    return _small_handoff(ref, ref.RefEngine(seed=1), contenders, paused=False)
+    """The same token hand-off on the reference engine (the collector paused, as in dexviz)."""
+    return _small_handoff(ref, ref.RefEngine(seed=1), contenders, paused=True)
 
 
 def floor_chain(flows: int = CHAINS) -> dict[str, float]:
@@ -268,7 +268,7 @@ def _small_chains(module: Any, engine: Any, flows: int, *, paused: bool) -> dict
     """Steps per second of ``flows`` chains on the reference engine or the floor (``module``)."""
     for i in range(flows):
         engine.start(f"chain-{i}", module.Link, 0)
-    collector = _collector(paused)  # before the clock starts: it may import dexviz
+    collector = _collector(paused)
     wall, cpu = time.perf_counter(), time.process_time()
     with collector:
         steps = engine.run()
@@ -283,7 +283,7 @@ def _small_handoff(
     """Microseconds per hand-off on the reference engine or the floor (``module``)."""
     module.ROUNDS = max(1, HANDOFFS // contenders)
     engine.start("token", module.Contend, contenders)
-    collector = _collector(paused)  # before the clock starts: it may import dexviz
+    collector = _collector(paused)
     wall, cpu = time.perf_counter(), time.process_time()
     with collector:
         engine.run()
@@ -293,12 +293,23 @@ def _small_handoff(
 
 
 def _collector(paused: bool) -> AbstractContextManager[None]:
-    """``Engine.run``'s pause of the collector, or nothing (dexviz is imported only for it)."""
-    if not paused:
-        return nullcontext()
-    from dexviz.engine.runtime import relaxed_gc
+    """``Engine.run``'s pause of the collector (``relaxed_gc``), or nothing."""
+    return _paused() if paused else nullcontext()
 
-    return relaxed_gc()
+
+@contextmanager
+def _paused() -> Iterator[None]:
+    """What ``dexviz.engine.runtime.relaxed_gc`` does, without importing dexviz.
+
+    Importing it would put dexviz's modules into the reference's peak RSS.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def reference_gc() -> dict[str, float]:
@@ -317,11 +328,12 @@ def reference_gc() -> dict[str, float]:
 
 
 def reference_fanout(width: int) -> dict[str, float]:
-    """The same fan-out and join on the reference engine."""
+    """The same fan-out and join on the reference engine (the collector paused, as in dexviz)."""
     engine = ref.RefEngine(seed=1)
     wall, cpu = time.perf_counter(), time.process_time()
-    engine.start("fan", ref.Fan, width)
-    engine.run()
+    with _paused():
+        engine.start("fan", ref.Fan, width)
+        engine.run()
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     assert engine.flows["fan"].outputs == [width]
     return {"value": wall * 1e3, "cpu_value": cpu * 1e3}

@@ -34,9 +34,11 @@ class Aspect(enum.StrEnum):
     CANCELED = "canceled"
     TIMING = "timing"
     CLOSE = "close"
+    ORDER = "order"
+    """A replay only: no work the current code had ready could produce the next recorded event."""
 
 
-METHOD_RESULT_ASPECTS = frozenset(Aspect) - {Aspect.TIMING}
+METHOD_RESULT_ASPECTS = frozenset(Aspect) - {Aspect.TIMING, Aspect.ORDER}
 """Everything but timing: what replaying a recorded run against changed code compares."""
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dexviz.history import Event, EventKind
+from dexviz.history.instance_names import shown_name
 
 _CREATED = EventKind.STEP_EXECUTION_CREATED
 _WAIT_DONE = EventKind.STEP_WAIT_FOR_COMPLETED
@@ -147,7 +148,7 @@ class _Folder:
         result = payload.get("wait") if is_wait else payload.get("decision")
         commit = MethodCommit(
             event.seq, event.time_ns, int(payload.get("attempts") or 1),
-            _without_ids(result), tuple(payload.get("writes") or ()),
+            _without_ids(result), tuple(_shown_write(w) for w in payload.get("writes") or ()),
         )
         if is_wait:
             trace.wait_for = commit
@@ -179,7 +180,7 @@ class _Folder:
 
     def published(self, event: Event) -> None:
         payload = event.payload
-        channel, value = payload.get("channel"), payload.get("value")
+        channel, value = _shown(payload.get("channel")), payload.get("value")
         self.messages[payload.get("message_id")] = (channel, value, payload.get("publisher"))
         trace = self.executions.get(event.execution_id or "")
         if trace is None:
@@ -191,7 +192,7 @@ class _Folder:
     def external(self, event: Event) -> None:
         for message in event.payload.get("messages") or ():
             self.messages[message.get("message_id")] = (
-                message.get("channel"), message.get("value"), "client",
+                _shown(message.get("channel")), message.get("value"), "client",
             )
 
     def consumed(self, event: Event) -> None:
@@ -199,7 +200,8 @@ class _Folder:
         if trace is None:
             return
         channel, value, publisher = self.messages.get(
-            event.payload.get("message_id"), (event.payload.get("channel"), None, None)
+            event.payload.get("message_id"),
+            (_shown(event.payload.get("channel")), None, None),
         )
         trace.consumed.append(Consumed(channel, value, publisher))
         if trace.consumed_seq is None:
@@ -259,3 +261,16 @@ _HANDLERS: dict[str, Callable[[_Folder, Event], None]] = {
     _CANCELED: _Folder.canceled,
     _CLOSED: _Folder.flow_closed,
 }
+
+
+def _shown(name: Any) -> Any:
+    """A recorded Channel or Attribute name as a view shows it (non-strings unchanged)."""
+    return shown_name(name) if isinstance(name, str) else name
+
+
+def _shown_write(write: Any) -> Any:
+    """A recorded Attribute write with its map instance named as given (the rest unchanged)."""
+    if not isinstance(write, Mapping):
+        return write
+    name = _shown(write.get("attribute"))
+    return write if name == write.get("attribute") else {**write, "attribute": name}

@@ -10,6 +10,7 @@ from dexviz.analysis.lineage_records import STATUS_ORDER, LineageEdge, LineageNo
 from dexviz.history import EventKind
 from dexviz.history._plural import plural
 from dexviz.history.fold import items, text
+from dexviz.history.instance_names import condition_label, shown_name
 
 START = "__start__"
 END = "__end__"
@@ -47,11 +48,7 @@ def _next_text(ids: tuple[str, ...], limit: int = 3) -> str:
 
 def _wait_labels(execution: Execution) -> str | None:
     wait = execution.wait or {}
-    labels = [
-        str(c.get("label") or c.get("kind"))
-        for c in items(wait, "conditions")
-        if isinstance(c, Mapping)
-    ]
+    labels = [condition_label(c) for c in items(wait, "conditions") if isinstance(c, Mapping)]
     if not labels:
         return None
     # all_of joins with "&", any_of and any_combination_of with "|" (a group per combination).
@@ -212,7 +209,7 @@ class LineageBuilder:
                 key = (
                     self._node(publishers[message_id]),
                     self.node_of[consumer],
-                    str(payload.get("channel")),
+                    shown_name(str(payload.get("channel"))),
                 )
                 counts[key] = counts.get(key, 0) + 1
         for (source, target, channel), count in counts.items():

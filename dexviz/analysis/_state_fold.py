@@ -8,6 +8,7 @@ from typing import Any
 
 from dexviz.history import Event, EventKind
 from dexviz.history.fold import HistoryFold, items, mapping, text
+from dexviz.history.instance_names import shown_name
 
 _K = EventKind
 
@@ -55,7 +56,11 @@ class ActiveExecution:
 
 
 class MutableState(HistoryFold):
-    """Queues, reservations, Attributes and active executions, changed event by event."""
+    """Queues, reservations, Attributes and active executions, changed event by event.
+
+    Channels and Attributes are keyed by the name a view shows (``shown_name``): a map
+    instance's key as the user gave it, not its percent-encoded physical form.
+    """
 
     def __init__(self) -> None:
         # Values are the frozen objects views hand out, so a view copies no message or record.
@@ -95,10 +100,10 @@ class MutableState(HistoryFold):
             self.active, self.closed, self.completion_requested = {}, None, False
         for channel in items(mapping(payload, "flow"), "channels"):
             if isinstance(channel, Mapping) and channel.get("kind", "channel") == "channel":
-                self.queues.setdefault(str(channel.get("name")), {})
+                self.queues.setdefault(shown_name(str(channel.get("name"))), {})
         for entry in items(payload, "initial_attributes"):
             if isinstance(entry, Mapping):
-                self.attributes[str(entry.get("attribute"))] = entry.get("value")
+                self.attributes[shown_name(str(entry.get("attribute")))] = entry.get("value")
 
     def on_completion_requested(self, event: Event) -> None:
         """A graceful completion was requested."""
@@ -115,7 +120,7 @@ class MutableState(HistoryFold):
         for write in items(event.payload, "writes"):
             if not isinstance(write, Mapping):
                 continue
-            name = str(write.get("attribute"))
+            name = shown_name(str(write.get("attribute")))
             if write.get("deleted"):
                 self.attributes.pop(name, None)
             else:
@@ -179,14 +184,14 @@ class MutableState(HistoryFold):
     # ---------------------------------------------------------------- messages
     def on_message_published(self, event: Event) -> None:
         """The message joins the back of its queue."""
-        channel = str(event.payload.get("channel"))
+        channel = shown_name(str(event.payload.get("channel")))
         message_id = str(event.payload.get("message_id"))
         queued = QueuedMessage(message_id, event.payload.get("value"))
         self.queues.setdefault(channel, {})[message_id] = queued
 
     def on_message_consumed(self, event: Event) -> None:
         """The message moves from its queue to its consumer's reservations."""
-        channel = str(event.payload.get("channel"))
+        channel = shown_name(str(event.payload.get("channel")))
         message_id = str(event.payload.get("message_id"))
         consumer = text(event.payload, "consumer") or event.execution_id or ""
         queued = self.queues.setdefault(channel, {}).pop(message_id, None)
@@ -196,7 +201,7 @@ class MutableState(HistoryFold):
 
     def on_message_returned(self, event: Event) -> None:
         """The message goes back to the front of its queue, in batch order."""
-        channel = str(event.payload.get("channel"))
+        channel = shown_name(str(event.payload.get("channel")))
         message_id = str(event.payload.get("message_id"))
         origin = text(event.payload, "from") or ""
         held = self.reserved.get(channel, {}).pop(message_id, None)

@@ -16,6 +16,7 @@ from dexviz.analysis.executions import Execution, RunExecutions, RunSource, as_r
 from dexviz.history import Event, EventKind
 from dexviz.history._plural import plural
 from dexviz.history.fold import text
+from dexviz.history.instance_names import shown_name
 
 __all__ = ["CriticalPath", "PathLink", "critical_path"]
 
@@ -72,7 +73,7 @@ class CriticalPath:
     def __str__(self) -> str:
         lines = [f"Critical path: {plural(len(self.links), 'execution')}, {self.duration_s:.3f} s"]
         for link in self.links:
-            via = f"{link.via} ({link.channel})" if link.channel else link.via
+            via = f"{link.via} ({shown_name(link.channel)})" if link.channel else link.via
             released = (link.released_ns - self.start_ns) / 1e9
             end = (link.end_ns - self.start_ns) / 1e9
             lines.append(f"  {link.execution_id:<28} {released:8.3f} -> {end:8.3f} s   via {via}")

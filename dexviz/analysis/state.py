@@ -21,6 +21,7 @@ from dexviz.analysis._state_fold import (
     ReservedMessage,
 )
 from dexviz.history import History
+from dexviz.history.instance_names import shown_name
 
 __all__ = [
     "ActiveExecution",
@@ -41,10 +42,14 @@ class FlowStateView:
         seq: That event's ``seq``.
         time_ns: That event's engine time.
         run_id: The run the event belongs to.
-        channels: Physical Channel name -> queued messages, front first (declared Channels are
-            present even when empty).
-        reserved: Physical Channel name -> messages taken by a wait and not yet committed.
-        attributes: Physical Attribute name -> value.
+        channels: Channel name -> queued messages, front first (declared Channels are
+            present even when empty). A ChannelMap instance is ``map-name/key`` with the key as
+            given, not percent-encoded as in its physical name
+            (:func:`dexviz.history.instance_names.shown_name`).
+        reserved: Channel name (as in ``channels``) -> messages taken by a wait and not yet
+            committed.
+        attributes: Attribute name -> value; an AttributeMap instance is ``map-name/key``,
+            the key as given.
         active: The active executions, in creation order.
         closed: The FlowClosed status once the run closed, else None.
         completion_requested: Whether a graceful completion was requested.
@@ -62,8 +67,14 @@ class FlowStateView:
     completion_requested: bool
 
     def holder_of(self, channel: str) -> tuple[str, ...]:
-        """The executions holding messages of ``channel`` (for a token Channel: its holder)."""
-        return tuple(dict.fromkeys(m.execution_id for m in self.reserved.get(channel, ())))
+        """The executions holding messages of ``channel`` (for a token Channel: its holder).
+
+        ``channel`` is a name as shown, or a physical name (a map instance's escaped key).
+        """
+        held = self.reserved.get(channel)
+        if held is None:
+            held = self.reserved.get(shown_name(channel), ())
+        return tuple(dict.fromkeys(m.execution_id for m in held))
 
     def phase_of(self, execution_id: str) -> str | None:
         """The phase of an active execution, or None when it is not active."""

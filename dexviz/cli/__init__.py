@@ -31,6 +31,7 @@ from dexviz.cli.graph import GRAPH_FORMATS, add_graph_parser
 from dexviz.cli.replay_check import add_replay_check_parser
 from dexviz.cli.report import add_report_parser
 from dexviz.cli.run import add_history_parser, add_run_parser, write_views
+from dexviz.history.output_files import write_output_text
 
 __all__ = ["GRAPH_FORMATS", "DemoRun", "EditInterval", "find_overlaps", "main", "parse_flow_spec"]
 
@@ -301,6 +302,4 @@ def _check_demo(demo: DemoRun) -> int:
 
 
 def _write_history(run: _Run, out_dir: Path) -> Path:
-    path = out_dir / "history.jsonl"
-    path.write_text(run.history.to_jsonl(), encoding="utf-8")
-    return path
+    return write_output_text(out_dir / "history.jsonl", run.history.to_jsonl())

@@ -7,6 +7,7 @@ violation (the shortest trace is printed and its history written to ``--out``), 
 from __future__ import annotations
 
 import argparse
+import difflib
 from pathlib import Path
 from typing import Any
 
@@ -24,8 +25,10 @@ from dexviz.cli.common import (
 
 CHECK_HELP = (
     "a property to prove: exclusive:CHANNEL, conserved:CHANNEL[:COUNT], terminates, "
-    "status:STATUS (repeatable)"
+    "status:STATUS, eventually_closes (liveness: every fair run closes; its own search, "
+    "bounded by --max-schedules states) (repeatable)"
 )
+CHECK_KINDS = ("exclusive", "conserved", "terminates", "status", "eventually_closes")
 
 
 def add_explore_parser(subparsers: Any) -> None:
@@ -86,13 +89,17 @@ def parse_check(text: str) -> Any:
         return checks.conserved(parts[0], count)
     if kind == "terminates" and not parts:
         return checks.terminates()
+    if kind == "eventually_closes" and not parts:
+        return checks.eventually_closes()
     if kind == "status" and len(parts) == 1:
         try:
             return checks.status(FlowStatus[parts[0].upper()])
         except KeyError:
             names = ", ".join(s.name for s in FlowStatus)
             raise UsageError(f"--check {text!r}: unknown status (one of {names})") from None
-    raise UsageError(f"--check {text!r}: expected {CHECK_HELP.split(': ', 1)[1]}")
+    close = difflib.get_close_matches(kind, CHECK_KINDS, n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close and close[0] != kind else ""
+    raise UsageError(f"--check {text!r}{hint}: expected {CHECK_HELP.split(': ', 1)[1]}")
 
 
 def _count(text: str, option: str) -> int:
@@ -123,6 +130,25 @@ def _parallel(args: argparse.Namespace) -> dict[str, Any]:
     return {"workers": args.workers, "cluster": args.cluster}
 
 
+def _liveness(flow: Any, initial: Any, checks: list[Any], args: argparse.Namespace) -> Any:
+    """The liveness search's report for ``eventually_closes`` (None: no liveness check)."""
+    from dexviz.explore.checks import LivenessCheck
+    from dexviz.explore.liveness import DEFAULT_MAX_STATES, explore_liveness
+
+    live = [c for c in checks if isinstance(c, LivenessCheck)]
+    if not live:
+        return None
+    if len(live) != len(checks):
+        raise UsageError("--check eventually_closes runs its own search: give it without the "
+                         "other checks (run those in a second dexviz explore)")  # fmt: skip
+    if args.workers not in (None, 1) or args.cluster:
+        raise UsageError("--check eventually_closes runs in this process: drop --workers and "
+                         "--cluster")  # fmt: skip
+    bound = args.max_schedules or DEFAULT_MAX_STATES
+    return explore_liveness(flow, initial, check=live, faults=parse_budget(args.fail),
+                            max_states=bound)  # fmt: skip
+
+
 def cmd_explore(args: argparse.Namespace) -> int:
     """Explore a Flow from a file; print the verdict and any shortest counterexample."""
     from dexviz.cli.run import load_flow, start_input
@@ -137,7 +163,8 @@ def cmd_explore(args: argparse.Namespace) -> int:
     flow = load_flow(path, name)
     initial = start_input(flow, args.input)
     try:
-        report = explore(
+        live = _liveness(flow, initial, checks, args)
+        report = live if live is not None else explore(
             flow, initial, check=checks, faults=parse_budget(args.fail),
             strategy=args.strategy, max_schedules=args.max_schedules, max_depth=args.max_depth,
             time_budget=args.time_budget, seed=args.seed, progress=True, prune=args.prune,
@@ -156,6 +183,6 @@ def cmd_explore(args: argparse.Namespace) -> int:
     prepare_out_dir(out, ("counterexample.jsonl",))
     run = report.violations[0].replay()
     target = out / "counterexample.jsonl"
-    target.write_text(run.history.to_jsonl(), encoding="utf-8")
+    run.history.save(target)
     print(f"counterexample history (violating commit at seq {run.violating_seq}): {target}")
     return EXIT_FAILED

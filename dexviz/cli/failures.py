@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import NoReturn
 
 from dexviz.cli.common import EXIT_FAILED, EXIT_USAGE, CliError, describe
+from dexviz.history.output_files import OutputWriteError
 
 __all__ = ["EXIT_INTERRUPTED", "OneLineParser", "add_debug_flag", "run_reporting_failures"]
 
@@ -67,6 +68,8 @@ def _report(name: str, line: str, code: int) -> int:
 
 
 def _os_line(error: OSError) -> str:
+    if isinstance(error, OutputWriteError):  # already "cannot write 'FILE': reason"
+        return describe(error)
     # "[Errno 36] File name too long: '...'" is noisier than "File name too long: '...'".
     if error.strerror and error.filename is not None:
         return describe(f"{error.strerror}: {str(error.filename)!r}")

@@ -23,8 +23,10 @@ def add_replay_check_parser(subparsers: Any) -> None:
         description=(
             "Re-run every recorded run of RUNS (a SQLite store, a directory of history "
             "files, or one history file) against the Flow in FILE.py, driven by the recorded "
-            "seed, input, injected faults and client publishes, and compare every method's "
-            "result with the recorded one. Prints each run's verdict; exit 1 when any diverges."
+            "order of work (not the seed: runs that shared an engine replay too), input, "
+            "injected faults and client publishes, and compare every method's result with the "
+            "recorded one. Prints each run's verdict; exit 1 when any diverges (a method "
+            "result that differs, or an order the current code cannot follow)."
         ),
     )
     replay.add_argument("runs", metavar="RUNS", help="runs.db, a folder of *.jsonl, or one file")

@@ -25,6 +25,7 @@ from dexviz.cli.common import (
 )
 from dexviz.cli.dex_input import add_dex_arguments, dex_file_history, dex_history, out_file
 from dexviz.history._plural import plural
+from dexviz.history.output_files import OutputWriteError
 
 if TYPE_CHECKING:
     from dexviz.history import History
@@ -44,7 +45,10 @@ def add_report_parser(subparsers: Any) -> None:
             "from Dex Web or dexcli, or --server HOST:PORT --flow ID) as ONE HTML file "
             "that replays the run offline: "
             "definition and lineage graphs, panels at every event, failed attempts with their "
-            "errors, the event list and the timeline. Open it in any browser; no server."
+            "errors, the event list and the timeline. Open it in any browser; no server. "
+            "With --compare B the page steps a second run with it, as Debugger(a, compare=b): "
+            "at every event both runs' state at the aligned event, side by side, and what "
+            "differs there."
         ),
     )
     report.add_argument("history", metavar="HISTORY", nargs="?",
@@ -62,6 +66,11 @@ def add_report_parser(subparsers: Any) -> None:
                              "(default: the file recorded in the history)")
     report.add_argument("--graph", choices=("lineage", "definition"), default="lineage",
                         help="the graph shown first (default: %(default)s)")
+    report.add_argument("--compare", metavar="B",
+                        help="a second run (a .jsonl history or a SQLite store) to step "
+                             "together with HISTORY, aligned by Step execution lineage")
+    report.add_argument("--compare-flow", metavar="ID",
+                        help="the Flow id to read from the --compare store")
     add_dex_arguments(report)
     report.set_defaults(command=cmd_report, command_name="report")
 
@@ -145,14 +154,26 @@ def cmd_report(args: argparse.Namespace) -> int:
     out = out_file(Path(args.out), history.flow_id) if args.out else (
         out_file(default, history.flow_id))
     refuse_symlinks(out)
+    compared = _compared(args)
     try:
         written = write_report(history, out, token_channel=args.channel,
-                               flow_source=source, graph=args.graph)
+                               flow_source=source, graph=args.graph, compare=compared)
+    except OutputWriteError as error:  # names the file already
+        raise CliError(describe(error)) from error
     except OSError as error:
         raise CliError(f"cannot write {str(out)!r}: {describe(error)}") from error
     size = written.stat().st_size
     print(f"wrote {written} ({size / 1024:.0f} KiB, {len(history)} events)")
     return EXIT_OK
+
+
+def _compared(args: argparse.Namespace) -> Any:
+    """The ``--compare`` run, or None."""
+    if args.compare is None:
+        if args.compare_flow is not None:
+            raise UsageError("--compare-flow picks the Flow of a --compare store: give --compare")
+        return None
+    return load_history(Path(args.compare), args.compare_flow)
 
 
 def _recorded_source(history: History, beside: Path) -> str | None:

@@ -201,5 +201,5 @@ def _exit_code(summary: Any) -> int:
     """1 when the run did not complete (FAILED, CANCELED, TERMINATED) or a section overlapped."""
     failed = summary.status in ("FAILED", "CANCELED", "TERMINATED")
     return (
-        EXIT_FAILED if failed or (summary.report is not None and not summary.report.ok) else EXIT_OK
+        EXIT_FAILED if failed or not summary.ok else EXIT_OK
     )

@@ -9,6 +9,12 @@ counters, the Stream logs and the committed histories. Caches derived from the d
 (the fast path's per-Step settings, the shared Wait shapes, start specs) are not state: an
 engine rebuilds them on first use, so a restored engine may start with them empty.
 
+In the process that took it, a snapshot shares what the engine never changes again: each
+committed history is a length into the engine's log (logs are only ever appended to; a
+restore hands the engine that log while it is no longer, else a new list of its first
+events), settled executions are the same objects (:mod:`dexviz.engine.state_copy`), and the
+random sources' states are their raw fields (:mod:`dexviz.engine.rng_state`).
+
 A snapshot pickles that state once. What belongs to the Flows rather than to the run (the
 Registry, each FlowDefinition and StepDefinition, the Step objects, their options, the
 engine's own services) is written as a name and resolved in the engine that restores it, so a
@@ -18,33 +24,22 @@ its bytes can be sent to another process.
 
 from __future__ import annotations
 
+import heapq
 import io
 import pickle
 from typing import TYPE_CHECKING, Any
 
-from dexviz.engine.decide import DEFAULT_OPTIONS
+from dexviz.engine import rng_state
 from dexviz.engine.invoke import QueuedStart
-from dexviz.engine.state_copy import StateCopier
-from dexviz.engine.step_settings import StepSettings
+from dexviz.engine.snapshot_names import NamedPickler, NamedUnpickler
+from dexviz.engine.state_copy import Memo, copy_dict, copy_value
 from dexviz.engine.store import MemoryStore
 from dexviz.engine.units import Unit
 
 if TYPE_CHECKING:
+    from dexviz.engine.faults import FaultPlan
     from dexviz.engine.runtime import Runtime
-
-_SERVICES = (
-    "invoker", "waits", "fast", "decisions", "subflows", "timeouts", "starts", "time_travel",
-    "continue_as_new", "recorder", "scheduler", "store", "streams", "registry", "codecs",
-    "runner", "chooser", "faults",
-)  # fmt: skip
-"""Runtime attributes that are services of the engine: named in a snapshot, never copied."""
-
-
-def _constants() -> tuple[Any, ...]:
-    """Shared module-level values the state may point at: named, so they stay shared."""
-    from dexviz.engine import context, state
-
-    return (DEFAULT_OPTIONS, state._NO_QUEUES, context._NOTHING)
+    from dexviz.engine.scheduler import Scheduler
 
 
 class SnapshotError(RuntimeError):
@@ -82,21 +77,15 @@ class EngineState:
     id_rng: Any
     id_millis: int
     id_prefix: str
-    histories: dict[str, Any]
+    histories: dict[str, tuple[list[Any], int]]
     commits: int
     streams: dict[Any, Any]
     fault_counts: tuple[int, set[int], int]
 
     @classmethod
     def of(cls, rt: Runtime) -> EngineState:
-        """The parts of ``rt``'s state (references, not copies)."""
-        sim, store, faults = rt.sim, rt.store, rt.faults
-        if sim is None:
-            raise SnapshotError("a live engine cannot be snapshotted: its handlers run on threads")
-        if type(store) is not MemoryStore:
-            raise SnapshotError(
-                f"snapshot needs the in-memory store; this engine commits to {type(store).__name__}"
-            )
+        """The parts of ``rt``'s state (references, not copies; each history as its length)."""
+        sim, store, faults = _checked(rt)
         state = cls.__new__(cls)
         state.runs, state.previous_runs = rt.runs, rt.previous_runs
         state.locks, state.stale_skips = rt._locks, rt._stale_skips
@@ -106,29 +95,45 @@ class EngineState:
         state.can_first_seq = rt.continue_as_new._first_seq
         state.now_ns, state.ready, state.timers = sim.now_ns, sim._ready, sim._timers
         state.timer_seq = sim._timer_seq
-        state.choice_rng, state.id_rng = sim._rng.getstate(), rt.ids.getstate()
+        state.choice_rng, state.id_rng = rng_state.read(sim._rng), rng_state.read(rt.ids)
         state.id_millis, state.id_prefix = rt._id_millis, rt._id_prefix
-        state.histories, state.commits = store._events, store.commits
-        state.streams = rt.streams._logs
+        # A committed log only ever grows: its first ``len`` events are the history now.
+        state.histories = {flow_id: (log, len(log)) for flow_id, log in store._events.items()}
+        state.commits, state.streams = store.commits, rt.streams._logs
         state.fault_counts = (faults.commits, faults._fired, faults.spent)
         return state
 
     def copied(self) -> EngineState:
         """An independent copy: mutable parts copied once each, immutable parts shared."""
-        c = StateCopier()
-        cp = c.copy
+        memo: Memo = {}
         new = EngineState.__new__(EngineState)
-        new.runs, new.previous_runs = cp(self.runs), cp(self.previous_runs)
-        new.locks, new.stale_skips = cp(self.locks), cp(self.stale_skips)
-        new.subflow_parents = cp(self.subflow_parents)
-        new.flow_timers, new.flow_policies = cp(self.flow_timers), dict(self.flow_policies)
+        new.runs = {k: copy_value(memo, run) for k, run in self.runs.items()}
+        # Most tables are empty in most runs: no call for those.
+        table = self.previous_runs
+        new.previous_runs = copy_dict(memo, table) if table else {}
+        table = self.locks
+        new.locks = copy_dict(memo, table) if table else {}
+        table = self.stale_skips
+        new.stale_skips = copy_dict(memo, table) if table else {}
+        table = self.subflow_parents
+        new.subflow_parents = copy_dict(memo, table) if table else {}
+        table = self.flow_timers
+        new.flow_timers = copy_dict(memo, table) if table else {}
+        new.flow_policies = dict(self.flow_policies)
         new.can_requested, new.can_first_seq = set(self.can_requested), dict(self.can_first_seq)
-        new.now_ns, new.ready, new.timers = self.now_ns, cp(self.ready), cp(self.timers)
-        new.timer_seq, new.choice_rng, new.id_rng = self.timer_seq, self.choice_rng, self.id_rng
+        new.now_ns, new.timer_seq = self.now_ns, self.timer_seq
+        new.ready = [copy_value(memo, unit) for unit in self.ready]
+        # A canceled timer is left out (see state_copy); the rest is still a heap after that.
+        timers = self.timers
+        new.timers = [copy_value(memo, t) for t in timers if not t.canceled]
+        if len(new.timers) != len(timers):
+            heapq.heapify(new.timers)
+        new.choice_rng, new.id_rng = self.choice_rng, self.id_rng
         new.id_millis, new.id_prefix = self.id_millis, self.id_prefix
-        # Recorded events are immutable: a history is copied as a list of the same events.
-        new.histories = {flow_id: list(log) for flow_id, log in self.histories.items()}
-        new.commits, new.streams = self.commits, cp(self.streams)
+        # Histories are shared: each is a length into a log that is only ever appended to.
+        new.histories, new.commits = self.histories, self.commits
+        table = self.streams
+        new.streams = copy_dict(memo, table) if table else {}
         commits, fired, spent = self.fault_counts
         new.fault_counts = (commits, set(fired), spent)
         return new
@@ -150,19 +155,54 @@ class EngineState:
         sim.now_ns, sim._timer_seq = self.now_ns, self.timer_seq
         sim._ready[:] = self.ready
         sim._timers[:] = self.timers
-        sim._rng.setstate(self.choice_rng)
-        rt.ids.setstate(self.id_rng)
+        rng_state.write(sim._rng, self.choice_rng)
+        rng_state.write(rt.ids, self.id_rng)
         rt._id_millis, rt._id_prefix = self.id_millis, self.id_prefix
-        _replace(store._events, self.histories)
+        logs = store._events
+        logs.clear()
+        for flow_id, (log, length) in self.histories.items():
+            # The log itself while it is no longer (nothing holds more of it, and the engine
+            # only appends), else a new log of its first events: the longer one stays as is.
+            logs[flow_id] = log if len(log) == length else log[:length]
         store.commits = self.commits
         _replace(rt.streams._logs, self.streams)
         faults.commits, fired, faults.spent = self.fault_counts
         faults._fired = set(fired)
 
+    def __getstate__(self) -> tuple[Any, ...]:
+        values = {name: getattr(self, name) for name in EngineState.__slots__}
+        # Pickled, a history is the events it holds (not the longer log it shares), and the
+        # random sources' states are in getstate()'s form (not this process's raw fields).
+        values["histories"] = {
+            flow_id: log[:length] for flow_id, (log, length) in self.histories.items()
+        }
+        values["choice_rng"] = rng_state.portable(self.choice_rng)
+        values["id_rng"] = rng_state.portable(self.id_rng)
+        return tuple(values.values())
+
+    def __setstate__(self, values: tuple[Any, ...]) -> None:
+        for name, value in zip(EngineState.__slots__, values, strict=True):
+            setattr(self, name, value)
+        logs: dict[str, list[Any]] = values[EngineState.__slots__.index("histories")]
+        self.histories = {flow_id: (log, len(log)) for flow_id, log in logs.items()}
+
+
+def _checked(rt: Runtime) -> tuple[Scheduler, MemoryStore, FaultPlan]:
+    """The parts of ``rt`` that hold a snapshot's state, once it is one a snapshot can hold."""
+    sim, store = rt.sim, rt.store
+    if sim is None:
+        raise SnapshotError("a live engine cannot be snapshotted: its handlers run on threads")
+    if type(store) is not MemoryStore:
+        raise SnapshotError(
+            f"snapshot needs the in-memory store; this engine commits to {type(store).__name__}"
+        )
+    return sim, store, rt.faults
+
 
 def _replace(target: dict[Any, Any], source: dict[Any, Any]) -> None:
-    target.clear()
-    target.update(source)
+    if target or source:
+        target.clear()
+        target.update(source)
 
 
 class EngineSnapshot:
@@ -171,10 +211,12 @@ class EngineSnapshot:
     Made by ``Engine.snapshot()`` and put back by ``Engine.restore(snapshot)``, in the same
     engine or in a new engine of the same Flows: the run then continues exactly as it would
     have from that point, history byte for byte. In the engine that took it, a snapshot is a
-    copy of the state (restoring copies it again, so one snapshot restores any number of
-    times). Pickled, it is the state's bytes with the Flows' definitions named, not copied:
-    what to send to another process. ``flow_types`` are the Flows it needs, ``time_ns`` its
-    engine time; two snapshots are equal when their pickled states are.
+    copy of the state's live parts that shares the parts the engine never changes again
+    (committed histories, ended executions; see the module docstring); restoring copies it
+    again, so one snapshot restores any number of times. Pickled, it is the state's bytes
+    with the Flows' definitions named, not copied: what to send to another process.
+    ``flow_types`` are the Flows it needs, ``time_ns`` its engine time; two snapshots are
+    equal when their pickled states are.
     """
 
     __slots__ = ("_state", "_origin", "_data", "flow_types", "time_ns")
@@ -204,7 +246,7 @@ class EngineSnapshot:
         """A fresh copy of the state, with the Flows' definitions and services of ``rt``."""
         if self._origin is rt and self._state is not None:
             return self._state.copied()
-        state: EngineState = _Unpickler(io.BytesIO(self.data), rt).load()
+        state: EngineState = NamedUnpickler(io.BytesIO(self.data), rt).load()
         return state
 
     def __reduce__(self) -> tuple[Any, ...]:
@@ -230,98 +272,13 @@ def _loaded(data: bytes, flow_types: tuple[str, ...], time_ns: int) -> EngineSna
 def _dumps(rt: Runtime, state: EngineState) -> bytes:
     buffer = io.BytesIO()
     try:
-        _Pickler(buffer, _names_of(rt)).dump(state)
+        NamedPickler(buffer, rt).dump(state)
     except (pickle.PicklingError, TypeError, AttributeError) as error:
         raise SnapshotError(
             f"the engine's state holds a value that cannot be pickled: {error} (Step inputs, "
             "Attributes and messages must be picklable, and Flows defined at module level)"
         ) from error
     return buffer.getvalue()
-
-
-def _names(rt: Runtime) -> dict[int, tuple[Any, ...]]:
-    """The objects a snapshot names instead of copying, by ``id``, with their names."""
-    names: dict[int, tuple[Any, ...]] = {id(rt): ("runtime",)}
-    for index, constant in enumerate(_constants()):
-        names[id(constant)] = ("constant", index)
-    for service in _SERVICES:
-        value = getattr(rt, service, None)
-        if value is not None:
-            names.setdefault(id(value), ("service", service))
-    for definition in rt.registry.definitions:
-        flow_type = definition.flow_type
-        names[id(definition)] = ("flow", flow_type)
-        names[id(definition.flow)] = ("flow-object", flow_type)
-        for step_type, step in definition.steps.items():
-            names[id(step)] = ("step", flow_type, step_type)
-            names[id(step.step)] = ("step-object", flow_type, step_type)
-            if step.options is not None:
-                names.setdefault(id(step.options), ("step-options", flow_type, step_type))
-        for kind, table in (("channel", definition.channels), ("attribute", definition.attributes),
-                            ("rpc", definition.rpcs)):  # fmt: skip
-            for name, value in table.items():
-                names.setdefault(id(value), (kind, flow_type, name))
-    return names
-
-
-def _resolve(rt: Runtime, name: tuple[Any, ...]) -> Any:
-    """The object of ``rt`` that ``name`` (from ``_names`` of another engine) stands for."""
-    kind = name[0]
-    if kind == "runtime":
-        return rt
-    if kind == "constant":
-        return _constants()[name[1]]
-    if kind == "service":
-        return getattr(rt, name[1])
-    definition = rt.registry.definition(name[1])
-    if kind == "flow":
-        return definition
-    if kind == "flow-object":
-        return definition.flow
-    if kind == "settings":
-        return rt.fast.settings(definition.steps[name[2]])
-    if kind in ("step", "step-object", "step-options"):
-        step = definition.steps[name[2]]
-        return {"step": step, "step-object": step.step, "step-options": step.options}[kind]
-    if kind == "channel":
-        return definition.channels[name[2]]
-    if kind == "attribute":
-        return definition.attributes[name[2]]
-    return definition.rpcs[name[2]]
-
-
-class _Pickler(pickle.Pickler):
-    def __init__(self, file: io.BytesIO, names: dict[int, tuple[Any, ...]]) -> None:
-        super().__init__(file, pickle.HIGHEST_PROTOCOL)
-        self._names = names
-
-    def persistent_id(self, obj: Any) -> Any:
-        found = self._names.get(id(obj))
-        if found is not None:
-            return found
-        if type(obj) is StepSettings:
-            step = self._names.get(id(obj.step))
-            if step is not None:
-                return ("settings", *step[1:])
-        return None
-
-
-class _Unpickler(pickle.Unpickler):
-    def __init__(self, file: io.BytesIO, rt: Runtime) -> None:
-        super().__init__(file)
-        self._rt = rt
-
-    def persistent_load(self, pid: Any) -> Any:
-        return _resolve(self._rt, pid)
-
-
-def _names_of(rt: Runtime) -> dict[int, tuple[Any, ...]]:
-    """``_names(rt)``, worked out once per runtime (its Flows and services do not change)."""
-    cached = rt.snapshot_names
-    if cached is None:
-        cached = _names(rt)
-        rt.snapshot_names = cached
-    return cached
 
 
 def _records_only(rt: Runtime) -> bool:
@@ -365,7 +322,7 @@ def restore(rt: Runtime, snapshot: EngineSnapshot) -> None:
         )
     if rt.closed:
         raise SnapshotError("this engine is closed (or crashed): create a new one to restore into")
-    EngineState.of(rt)  # the same checks as a snapshot: simulation, in-memory store
+    _checked(rt)  # the same checks as a snapshot: simulation, in-memory store
     if rt._loop is not None and rt._loop.pending_tasks():
         # The coroutines in flight belong to the state being replaced (their wakeups go with
         # its timers): dropped as a dying process would, so the restored engine can snapshot.

@@ -9,6 +9,8 @@ relative to their import root, so a seeded simulation records the same text on e
 
 from __future__ import annotations
 
+import functools
+import os
 import re
 import sys
 import sysconfig
@@ -82,13 +84,18 @@ def _from_handler(tb: TracebackType | None) -> TracebackType | None:
 
 def _relative(filename: str) -> str:
     """``filename`` relative to the longest import root holding it, else its base name."""
-    path = Path(filename)
-    if not path.is_absolute():
+    if not os.path.isabs(filename):
         return filename
-    roots = [str(_PACKAGE_ROOT), *(entry for entry in sys.path if entry)]
+    # Asked for every frame of every failed attempt: the answer is kept per import path.
+    return _relative_to(filename, tuple(sys.path), os.getcwd())
+
+
+@functools.lru_cache(maxsize=1024)
+def _relative_to(filename: str, import_path: tuple[str, ...], cwd: str) -> str:
+    roots = [str(_PACKAGE_ROOT), *(entry for entry in import_path if entry)]
     best = ""
     for root in roots:
-        resolved = str(Path(root).resolve())
+        resolved = str(Path(cwd, root).resolve())
         if filename.startswith(resolved.rstrip("/") + "/") and len(resolved) > len(best):
             best = resolved
-    return Path(filename).relative_to(best).as_posix() if best else path.name
+    return Path(filename).relative_to(best).as_posix() if best else Path(filename).name

@@ -12,6 +12,7 @@ runs to its end and what it returns or writes is discarded.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from dexviz.engine.context import InvocationContext
@@ -20,6 +21,7 @@ from dexviz.engine.units import HeartbeatDue, HeartbeatLost, Unit
 
 if TYPE_CHECKING:
     from dexviz.engine.runtime import Runtime
+
 
 def arm(rt: Runtime, run: FlowRun, ex: Execution, ctx: InvocationContext) -> None:
     """Start the worker's heartbeats for the attempt that is now running, if it has a window."""
@@ -49,6 +51,25 @@ def beat(rt: Runtime, unit: Unit) -> None:
         return
     ex.last_beat_ns = rt.now()
     ex.heartbeat_timer = rt.scheduler.call_at(rt.now() + period, unit)
+
+
+def last_beats(rt: Runtime, pending: Iterable[object]) -> None:
+    """An engine closing sends each running handler the cancellation its next beat would carry.
+
+    A Worker closed right after the Flow moved on (R96) stops beating before that beat: without
+    this, a sync handler polling ``is_cancellation_requested()`` would never learn of its
+    cancellation and would hold the close, and a coroutine handler would be cancelled without
+    the flag set.
+    """
+    with rt.lock:
+        for unit in pending:
+            if not isinstance(unit, HeartbeatDue):
+                continue
+            run, ex, ctx, token = unit[1:5]
+            if token != ex.attempt_token or ex.task is None or ex.task.done():
+                continue
+            if ex.cancel_requested or not ex.active or not run.is_open:
+                deliver_cancel(ex, ctx)
 
 
 def lost(rt: Runtime, unit: Unit) -> None:

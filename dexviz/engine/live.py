@@ -52,6 +52,16 @@ class LiveScheduler:
         """Engine time in ns since the epoch: wall time at start, then a monotonic clock."""
         return self._wall0_ns + time.monotonic_ns() - self._monotonic0_ns
 
+    def advance_to(self, time_ns: int) -> None:
+        """Engine time is never less than ``time_ns`` from now on (a store's last event time).
+
+        A store reopened after the wall clock stepped back (by a new process too) continues
+        its histories at or after their last stamp, never before it.
+        """
+        with self._wake:
+            self._wall0_ns += max(0, time_ns - self.now_ns)
+            self._wake.notify()  # timers may be due sooner now
+
     @property
     def rng(self) -> random.Random:
         """Seeded choices (which waiter gets a message) stay reproducible in live mode too."""
@@ -76,6 +86,11 @@ class LiveScheduler:
         """Whether anything is ready or scheduled."""
         with self._wake:
             return bool(self._ready) or any(not t.canceled for t in self._timers)
+
+    def pending(self) -> list[Unit]:
+        """The units of the timers that have not run and are not canceled, soonest first."""
+        with self._wake:
+            return [t.unit for t in sorted(self._timers) if not t.canceled]
 
     def _next(self) -> Unit | None:
         with self._wake:

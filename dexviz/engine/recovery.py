@@ -128,8 +128,7 @@ class Recovery:
         # The choice source cannot be replayed (the ready work after a crash differs); it is
         # reseeded from the seed and what is stored, so the same file and seed resume alike.
         rt.scheduler.rng.seed(f"dexviz-recovered:{rt.seed}:{total}")
-        if rt.sim is not None:
-            rt.sim.advance_to(last_time)
+        rt.scheduler.advance_to(last_time)  # live too: a wall clock stepped back since
 
     def _load(self, flow_id: str, events: list[Any]) -> None:
         rt = self._rt

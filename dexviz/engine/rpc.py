@@ -62,7 +62,8 @@ def start_step_settled(rt: Runtime, flow_id: str) -> bool:
     or Execute without one) committed or failed, so an RPC invoked right after ``start_flow``
     sees that method's Attribute writes (docs/dex-fidelity.md, "RPCs after the start Step").
     A Flow without a start Step, a delayed start, a continued run and a first method that
-    takes Attribute locks (an RPC then conflicts or not by R72) admit RPCs at once.
+    takes Attribute locks (an RPC then conflicts or not by R72) admit RPCs at once; so does a
+    first method with a ``heartbeat_timeout`` once it runs.
     """
     run = rt.runs.get(flow_id)
     if run is None or not run.is_open or run.definition.start is None:
@@ -81,6 +82,10 @@ def start_step_settled(rt: Runtime, flow_id: str) -> bool:
     )
     if locks:
         return True  # a locking first method orders RPCs through its locks instead (R72)
+    if ex.phase is first and ex.options.heartbeat_timeout:
+        # A heartbeating method is long-running and cancellable (R107): holding RPCs until it
+        # ends would hold the very RPC that cancels it.
+        return True
     return ex.phase not in (Phase.QUEUED, first) or ex.last_failure is not None
 
 

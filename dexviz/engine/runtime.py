@@ -10,6 +10,7 @@ from contextlib import contextmanager
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from dexviz.engine import heartbeats
 from dexviz.engine.choice import Chooser, SeededChooser
 from dexviz.engine.continue_as_new import ContinueAsNew
 from dexviz.engine.decide import Decisions
@@ -293,6 +294,7 @@ class Runtime:
             return
         self.closed = True
         if isinstance(self.scheduler, LiveScheduler):
+            heartbeats.last_beats(self, self.scheduler.pending())
             self.scheduler.stop()
         if isinstance(self.runner, LiveRunner):
             self.runner.close()

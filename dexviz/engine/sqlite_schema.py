@@ -14,6 +14,7 @@ from typing import Any
 
 from dexviz.engine.sqlite_compact import compact_payload, expand
 from dexviz.history.event import Event
+from dexviz.history.jsonl import load_json
 from dexviz.history.kinds import EventKind
 
 SCHEMA_VERSION = 1
@@ -83,9 +84,7 @@ def encode(event: Event, run: int, t0: int = 0) -> tuple[Any, ...]:
     )
 
 
-def decode(
-    row: tuple[Any, ...], flow_id: str, run: tuple[str, int], where: str
-) -> Event:
+def decode(row: tuple[Any, ...], flow_id: str, run: tuple[str, int], where: str) -> Event:
     """The event of one stored row (``run``: its run id and start time); damage is named."""
     rowid, seq, offset, kind_code, ex, step, method, attempt, body = row
     run_id, t0 = run
@@ -96,7 +95,7 @@ def decode(
     payload: dict[str, Any] = {}
     if body is not None:
         try:
-            payload = json.loads(body)
+            payload = load_json(body)
         except (TypeError, ValueError) as error:
             raise StoreError(
                 f"{where}: events row {rowid} (Flow {flow_id!r}, seq {seq}) holds a payload "

@@ -21,7 +21,6 @@ Durability modes (``durability=``):
 from __future__ import annotations
 
 import copy
-import json
 import os
 import sqlite3
 import threading
@@ -30,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from dexviz.engine.group_sync import GroupSync
+from dexviz.engine.sqlite_check import checked_ids
 from dexviz.engine.sqlite_schema import (
     SCHEMA,
     SCHEMA_VERSION,
@@ -43,6 +43,7 @@ from dexviz.engine.sqlite_schema import (
 from dexviz.engine.store_lock import WriterLock
 from dexviz.history.event import Event
 from dexviz.history.history import History
+from dexviz.history.jsonl import load_json
 from dexviz.history.kinds import EventKind
 
 _DURABILITY = {"full": "FULL", "normal": "NORMAL", "group": "NORMAL"}
@@ -63,7 +64,8 @@ class SQLiteStore:
 
     Raises:
         StoreError: the file is not a dexviz database of a version this dexviz reads, it is
-            damaged, or another writer holds it.
+            damaged (every row is checked on open: :mod:`dexviz.engine.sqlite_check`), or
+            another writer holds it.
     """
 
     def __init__(
@@ -132,32 +134,23 @@ class SQLiteStore:
         try:
             if fresh and not db.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall():
                 db.executescript(f"BEGIN; {SCHEMA} PRAGMA user_version={SCHEMA_VERSION}; COMMIT;")
-            else:
+                return
+            db.execute("BEGIN")  # one snapshot: a writer may commit while a reader checks
+            try:
                 check_integrity(db, where)
                 check_schema(db, where)
-            self._load_ids(db)
+                ids = checked_ids(db, where)
+            finally:
+                if db.in_transaction:  # SQLite may have ended it on an error already
+                    db.execute("COMMIT")
+            self._flows, self._runs, self._spec_ids = ids.flows, ids.runs, ids.spec_ids
+            self._last_seq = ids.last_seq
         except sqlite3.DatabaseError as error:
             db.close()
             raise StoreError(f"{where}: not a usable dexviz database ({error})") from None
         except StoreError:
             db.close()
             raise
-
-    def _load_ids(self, db: sqlite3.Connection) -> None:
-        self._flows = {
-            flow_id: rowid for rowid, flow_id in db.execute("SELECT id, flow_id FROM flows")
-        }
-        self._runs = {
-            (flow, run_id): (rowid, t0)
-            for rowid, flow, run_id, t0 in db.execute("SELECT id, flow, run_id, t0 FROM runs")
-        }
-        self._spec_ids = {body: rowid for rowid, body in db.execute("SELECT id, body FROM specs")}
-        names = {rowid: flow_id for flow_id, rowid in self._flows.items()}
-        for flow, seq in db.execute(
-            "SELECT runs.flow, MAX(events.seq) FROM events JOIN runs ON runs.id = events.run "
-            "GROUP BY runs.flow"
-        ):
-            self._last_seq[names[flow]] = seq
 
     def __repr__(self) -> str:
         mode = "readonly" if self.readonly else self.durability
@@ -273,7 +266,7 @@ class SQLiteStore:
             row = self._db.execute("SELECT body FROM specs WHERE id = ?", (spec_id,)).fetchone()
             if row is None:
                 raise StoreError(f"{where}: a Flow start names spec {spec_id!r}, which is missing")
-            found = self._specs[spec_id] = json.loads(row[0])
+            found = self._specs[spec_id] = load_json(row[0])
         return copy.deepcopy(found)
 
     def wait_durable(self) -> None:

@@ -11,7 +11,12 @@ the end. The built-ins below follow the run incrementally instead, so they cost 
 - ``conserved(channel, count=1)``: from the first publication on, exactly ``count`` messages
   are queued or held (consumed and not yet published back) at every commit of the open run;
 - ``terminates()``: every schedule that runs out of work has closed the Flow (nothing stalls);
-- ``status(FlowStatus.COMPLETED)``: every schedule that runs out of work ends with that status.
+- ``status(FlowStatus.COMPLETED)``: every schedule that runs out of work ends with that status;
+- ``eventually_closes()`` and ``eventually(predicate)``: liveness — under fair scheduling every
+  run closes (or reaches a state where ``predicate(flow_state)`` holds). Proven by
+  ``explore.liveness.explore_liveness``, which also finds runs that loop forever; in a
+  schedule-by-schedule search they check what they can, that a schedule which runs out of work
+  got there (as ``terminates()`` does for closing).
 """
 
 from __future__ import annotations
@@ -33,8 +38,8 @@ if TYPE_CHECKING:
     from dexviz.explore.check_names import KnownNames
 
 __all__ = [
-    "Check", "Monitor", "View", "as_check", "conserved", "exclusive", "monitor_state", "status",
-    "terminates",
+    "Check", "LivenessCheck", "Monitor", "View", "as_check", "conserved", "eventually",
+    "eventually_closes", "exclusive", "monitor_state", "status", "terminates",
 ]  # fmt: skip
 
 
@@ -346,3 +351,67 @@ def _channel_name(channel: Any) -> str:
     if isinstance(name, str):
         return name
     raise TypeError(f"a check takes a Channel or its name, got {channel!r}")
+
+
+@dataclass(frozen=True)
+class LivenessCheck:
+    """``eventually_closes()`` or ``eventually(predicate)``: every fair run gets there.
+
+    ``goal(engine, flow_id)`` says whether the state reached holds the goal (the run closed,
+    or the predicate holds of its FlowState). Its monitor checks the part a single finite
+    schedule can show: a schedule that ran out of work reached the goal on its way.
+    """
+
+    name: str
+    predicate: Callable[[FlowState], object] | None = None
+
+    def goal(self, engine: Engine, flow_id: str) -> bool:
+        """Whether the goal holds in ``engine``'s current state of ``flow_id``."""
+        state = engine.flow_state(flow_id)
+        if self.predicate is None:
+            return state.status is not FlowStatus.RUNNING
+        return bool(self.predicate(state))
+
+    def monitor(self) -> Monitor:
+        """A monitor that remembers whether the goal held at some commit."""
+        return _EventuallyMonitor(self)
+
+
+class _EventuallyMonitor:
+    def __init__(self, check: LivenessCheck) -> None:
+        self._check = check
+        self._reached = False
+
+    def after_commit(self, events: Sequence[Event], view: View) -> str | None:
+        if not self._reached:
+            self._reached = self._check.goal(view.engine, view.flow_id)
+        return None
+
+    def at_end(self, view: View, terminal: bool) -> str | None:
+        if not terminal or self._reached or self._check.goal(view.engine, view.flow_id):
+            return None
+        if self._check.predicate is None:
+            # A run that stops open is what terminates() reports, in the same words.
+            return _EndMonitor(_EndCheck(self._check.name, None)).at_end(view, terminal)
+        return f"the run ran out of work and {self._check.name} never held"
+
+    def state(self) -> object:
+        return self._reached
+
+
+def eventually_closes() -> LivenessCheck:
+    """Under fair scheduling every run closes: no stall, no run that loops forever open."""
+    return LivenessCheck("eventually_closes()")
+
+
+def eventually(predicate: Callable[[FlowState], object], name: str | None = None) -> LivenessCheck:
+    """Under fair scheduling every run reaches a state where ``predicate(flow_state)`` holds.
+
+    The liveness search compares states up to execution numbers and absolute time, so the
+    predicate should read the Flow's status, Attributes, Channels and active executions, not
+    execution ids, clock readings or the outputs completed so far.
+    """
+    if not callable(predicate):
+        raise TypeError(f"eventually() takes a callable (flow_state) -> bool, got {predicate!r}")
+    label = name or getattr(predicate, "__name__", type(predicate).__name__)
+    return LivenessCheck(f"eventually({label})", predicate)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from dexviz.history.event import Event
+from dexviz.history.instance_names import shown_name
 from dexviz.history.kinds import EventKind
 
 
@@ -36,7 +37,7 @@ def _phrase(event: Event) -> str | None:
     if kind in (EventKind.MESSAGE_PUBLISHED, EventKind.MESSAGE_CONSUMED):
         verb = "publishes" if kind == EventKind.MESSAGE_PUBLISHED else "takes"
         by = payload.get("publisher") if kind == EventKind.MESSAGE_PUBLISHED else who
-        return f"{by} {verb} {payload.get('channel')}"
+        return f"{by} {verb} {shown_name(str(payload.get('channel')))}"
     if kind == EventKind.ATTEMPT_FAILED:
         return f"{who} attempt {event.attempt} fails ({payload.get('error_message')})"
     if kind in (EventKind.TIMER_FIRED, EventKind.EXECUTION_CANCELED, EventKind.FLOW_CLOSED,

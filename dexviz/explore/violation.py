@@ -10,8 +10,9 @@ non-first choices), so the counterexample is the shortest the search could find.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dexviz.engine.simulate import SimulationRun
 from dexviz.explore.schedule import clock, run_schedule
@@ -23,6 +24,9 @@ from dexviz.explore.schedule_records import (
     Setup,
     StepRecord,
 )
+
+if TYPE_CHECKING:
+    from dexviz.explore.lasso import Lasso
 
 
 class ReplayPolicy:
@@ -124,6 +128,8 @@ class Violation:
         steps: One line per step of the schedule up to the violation.
         found_after: How many steps the first violating schedule had before shrinking.
         shrink_tests: How many replays shrinking took.
+        lasso: For a liveness violation that loops forever, the prefix and the loop (the
+            trace runs the prefix, then the loop twice); None otherwise.
     """
 
     check: str
@@ -134,6 +140,7 @@ class Violation:
     found_after: int
     shrink_tests: int
     setup: Setup
+    lasso: Lasso | None = None
 
     @property
     def channel(self) -> str | None:
@@ -155,6 +162,8 @@ class Violation:
 
     def replay(self) -> ViolationRun:
         """Re-run the schedule up to the violating commit, in a fresh engine you can inspect."""
+        if self.lasso is not None:
+            return self._replay_lasso(self.lasso)
         result = replay(self.setup, self.trace, keep_engine=True)
         engine = result.engine
         assert engine is not None and result.found is not None
@@ -163,7 +172,21 @@ class Violation:
         first, last = _violating_seqs(result, result.found)
         return ViolationRun(engine.result(flow_id), history, engine, flow_id, self, first, last)
 
+    def _replay_lasso(self, lasso: Lasso) -> ViolationRun:
+        """Re-run the prefix and the loop's rounds; the violating commit is the loop's first."""
+        result = replay(dataclasses.replace(self.setup, max_depth=lasso.steps), self.trace,
+                        keep_engine=True)  # fmt: skip
+        engine = result.engine
+        assert engine is not None
+        history = engine.history(self.setup.flow_id)
+        loop = result.steps[len(lasso.prefix) :]
+        first = next((e.seq for s in loop for e in s.events), history[-1].seq)
+        flow_id = self.setup.flow_id
+        return ViolationRun(engine.result(flow_id), history, engine, flow_id, self, first, first)
+
     def __str__(self) -> str:
+        if self.lasso is not None:
+            return self.lasso.text(self.check, self.message)
         lines = [f"VIOLATED {self.check}: {self.message}",
                  f"  shortest trace: {len(self.steps)} steps, {len(self.trace)} choices "
                  f"(first found after {self.found_after} steps)"]
@@ -171,6 +194,9 @@ class Violation:
         return "\n".join(lines)
 
     def __repr__(self) -> str:
+        if self.lasso is not None:
+            return (f"Violation({self.check}, prefix={len(self.lasso.prefix)} steps / "
+                    f"loop={len(self.lasso.loop)} steps, message={self.message!r})")
         return (f"Violation({self.check}, steps={len(self.steps)}, "
                 f"choices={len(self.trace)}, message={self.message!r})")
 

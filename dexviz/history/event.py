@@ -59,6 +59,11 @@ class Payload(Mapping[str, Any]):
     # Unhashable, like the dict it stands for.
     __hash__ = None  # type: ignore[assignment]
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Pickled as the dict it stands for: the bytes of a pickled history (and so snapshot
+        # equality) do not depend on which payloads happened to be read before.
+        return (dict, (self.value,))
+
     def __repr__(self) -> str:
         return repr(self.value)
 

@@ -17,6 +17,7 @@ from dexviz.history.jsonl import (
     read_history_file,
 )
 from dexviz.history.kinds import EventKind
+from dexviz.history.output_files import write_output_text
 
 __all__ = ["FORMAT_NAME", "FORMAT_VERSION", "History", "HistoryFormatError"]
 
@@ -115,12 +116,13 @@ class History(Sequence[Event]):
     def save(self, path: str | Path) -> Path:
         """Write ``to_jsonl()`` to ``path`` and return the path.
 
+        The file is written whole or not at all (an existing one stays as it was on failure).
+
         Raises:
             ValueError: The events skip or repeat a ``seq``; nothing is written.
+            OutputWriteError: The file could not be written (an OSError naming it).
         """
-        target = Path(path)
-        target.write_text(self.to_jsonl(), encoding="utf-8", newline="\n")
-        return target
+        return write_output_text(path, self.to_jsonl(), newline="\n")
 
     @classmethod
     def load(cls, path: str | Path) -> History:

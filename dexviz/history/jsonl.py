@@ -30,6 +30,8 @@ __all__ = [
     "HistoryFormatError",
     "decode_history_bytes",
     "dump_jsonl",
+    "load_json",
+    "order_problem",
     "parse_jsonl",
     "read_history_file",
 ]
@@ -180,19 +182,62 @@ def _finite_float(text: str) -> float:
     return value
 
 
+def load_json(text: str) -> Any:
+    """One JSON value, read as strictly as each history line (the SQLite store reads its bodies so).
+
+    Raises:
+        ValueError: Not JSON, NaN or Infinity, a float out of range, an integer of more than
+            4300 digits, or nested too deeply; the message is the reason, without a place.
+    """
+    try:
+        try:
+            value, end = _SCAN_ONCE(text, 0)  # the C scanner alone: most texts end there
+        except StopIteration:
+            end = -1
+        return value if end == len(text) else _DECODER.decode(text)  # the full rules
+    except RecursionError:
+        raise ValueError("JSON nested too deeply") from None
+    except json.JSONDecodeError as error:
+        raise ValueError(f"invalid JSON ({error.msg})") from None
+    except ValueError as error:  # NaN, Infinity, a float overflow, an int over 4300 digits
+        raise ValueError(f"invalid JSON value ({str(error).splitlines()[0]})") from None
+
+
+def order_problem(
+    previous: tuple[int, int] | None,
+    seq: int,
+    time_ns: int,
+    first: int = 1,
+    start: str = "the header",
+) -> str:
+    """Why an event (``seq``, ``time_ns``) cannot follow ``previous`` (``""`` when it can).
+
+    ``seq`` is the previous one's plus one (``first`` after ``start``); time never goes back.
+    """
+    expected = first if previous is None else previous[0] + 1
+    if seq != expected:
+        after = start if previous is None else f"seq {previous[0]}"
+        return f"seq {seq} does not follow {after} (expected {expected})"
+    if previous is not None and time_ns < previous[1]:
+        return f"time goes backwards (time_ns {time_ns} after {previous[1]})"
+    return ""
+
+
+# One decoder for every text: json.loads with hooks would build one per call.
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_finite_float)
+_SCAN_ONCE = vars(_DECODER)["scan_once"]  # its C scanner (an attribute typeshed omits)
+
+
 def _parse_line(line: str, number: int, unterminated: bool = False) -> dict[str, Any]:
     if not line.strip():
         raise HistoryFormatError(f"line {number}: blank line")
     try:
-        record = json.loads(line, parse_constant=_reject_constant, parse_float=_finite_float)
-    except RecursionError:
-        raise HistoryFormatError(f"line {number}: JSON nested too deeply") from None
-    except json.JSONDecodeError as error:
-        what = "truncated last line, invalid JSON" if unterminated else "invalid JSON"
-        raise HistoryFormatError(f"line {number}: {what} ({error.msg})") from None
-    except ValueError as error:  # NaN, Infinity, a float overflow, an int over 4300 digits
-        reason = str(error).splitlines()[0]
-        raise HistoryFormatError(f"line {number}: invalid JSON value ({reason})") from None
+        record = load_json(line)
+    except ValueError as error:
+        reason = str(error)
+        if unterminated and reason.startswith("invalid JSON ("):
+            reason = "truncated last line, " + reason
+        raise HistoryFormatError(f"line {number}: {reason}") from None
     if not isinstance(record, dict):
         raise HistoryFormatError(
             f"line {number}: expected a JSON object, got {type(record).__name__}"
@@ -291,18 +336,16 @@ class _EventChecker:
             )
         previous = self.events[-1] if self.events else None
         first_seq = self.header.first_seq
-        expected = (first_seq or 1) if previous is None else previous.seq + 1
-        if event.seq != expected:
-            after = "the header" if previous is None else f"seq {previous.seq}"
-            why = ", the header's first_seq" if previous is None and first_seq else ""
-            raise HistoryFormatError(
-                f"line {number}: seq {event.seq} does not follow {after} (expected {expected}{why})"
-            )
-        if previous is not None and event.time_ns < previous.time_ns:
-            raise HistoryFormatError(
-                f"line {number}: time goes backwards (time_ns {event.time_ns} after "
-                f"{previous.time_ns})"
-            )
+        problem = order_problem(
+            None if previous is None else (previous.seq, previous.time_ns),
+            event.seq,
+            event.time_ns,
+            first_seq or 1,
+        )
+        if problem:
+            if previous is None and first_seq:
+                problem = problem[:-1] + ", the header's first_seq)"
+            raise HistoryFormatError(f"line {number}: {problem}")
 
     def finish(self, lines: Sequence[str]) -> list[Event]:
         header = self.header

@@ -14,6 +14,7 @@ from typing import Any
 
 from dexviz.analysis.state import ActiveExecution
 from dexviz.history import Event, EventKind
+from dexviz.history.instance_names import condition_label, shown_name
 from dexviz.replay._index import HistoryIndex
 from dexviz.replay.model import CursorState
 
@@ -179,7 +180,7 @@ def _writes(writes: Iterable[Any]) -> str:
     parts = []
     for write in writes:
         if isinstance(write, Mapping):
-            name = str(write.get("attribute"))
+            name = shown_name(str(write.get("attribute")))
             parts.append(f"{name} deleted" if write.get("deleted")
                          else f"{name} = {format_value(write.get('value'))}")
     return "; ".join(parts)
@@ -189,11 +190,11 @@ def _publications(event: Event, index: HistoryIndex) -> str:
     parts = []
     for message_id in event.payload.get("published") or ():
         info = index.message(event.run_id, str(message_id))
-        parts.append(f"{message_id} → {info.channel} {format_value(info.value, 40)}"
+        parts.append(f"{message_id} → {shown_name(info.channel)} {format_value(info.value, 40)}"
                      if info else str(message_id))
     for message in event.payload.get("messages") or ():
         if isinstance(message, Mapping) and str(event.kind) == _K.CHANNEL_EXTERNAL_PUBLISH:
-            parts.append(f"{message.get('message_id')} → {message.get('channel')} "
+            parts.append(f"{message.get('message_id')} → {shown_name(str(message.get('channel')))} "
                          f"{format_value(message.get('value'), 40)}")
     return "; ".join(parts)
 
@@ -215,7 +216,8 @@ def _message_line(payload: Mapping[str, Any]) -> str:
     role = ("published by" if "publisher" in payload else "consumed by" if "consumer" in payload
             else "returned from")
     value = f" {format_value(payload['value'])}" if "value" in payload else ""
-    return f"{payload.get('message_id')} on {payload.get('channel')}{value} — {role} {who}"
+    channel = shown_name(str(payload.get("channel")))
+    return f"{payload.get('message_id')} on {channel}{value} — {role} {who}"
 
 
 def _input_rows(event: Event, index: HistoryIndex) -> list[tuple[str, str]]:
@@ -234,7 +236,7 @@ def _what_rows(event: Event, index: HistoryIndex) -> list[tuple[str, str]]:
         rows.append(("method", f"{event.method} attempt {event.attempt or '?'}"))
     wait = payload.get("wait")
     if isinstance(wait, Mapping):
-        labels = [str(c.get("label") or c.get("kind")) for c in wait.get("conditions") or ()
+        labels = [condition_label(c) for c in wait.get("conditions") or ()
                   if isinstance(c, Mapping)]
         rows.append(("wait", f"{wait.get('kind')} {' & '.join(labels)}".strip()))
     if isinstance(payload.get("decision"), Mapping):
@@ -242,7 +244,7 @@ def _what_rows(event: Event, index: HistoryIndex) -> list[tuple[str, str]]:
     if kind in (_K.MESSAGE_PUBLISHED, _K.MESSAGE_CONSUMED, _K.MESSAGE_RETURNED):
         rows.append(("message", _message_line(payload)))
     if kind == _K.WAIT_SATISFIED:
-        taken = ", ".join(f"{m.get('message_id')} ({m.get('channel')})"
+        taken = ", ".join(f"{m.get('message_id')} ({shown_name(str(m.get('channel')))})"
                           for m in payload.get("messages") or () if isinstance(m, Mapping))
         rows.append(("took", taken or "no message"))
     return rows

@@ -64,18 +64,20 @@ def _marks(extra: Mapping[str, str], positions: Mapping[str, int] | None,
 
 
 def encode_frames(frames: Iterable[Frame], runs: Sequence[str],
-                  graphs: Mapping[str, GraphIds]) -> dict[str, Any]:
+                  graphs: Mapping[str, GraphIds],
+                  compare: Sequence[str] | None = None) -> dict[str, Any]:
     """The data the page's script replays: frames, their fragments, kinds and graph ids.
 
     Args:
         frames: Every event's frame, in history order.
         runs: The history's run ids (a frame's ``r`` is a position here).
         graphs: The drawn graphs by key (``l<run position>``, ``d``); absent ones are not drawn.
+        compare: In compare mode, each event's compare block (a frame's ``c``).
     """
     fragments, classes, kinds = Strings(), Strings(), Strings()
     positions = {key: graph.position() for key, graph in graphs.items()}
     encoded = []
-    for frame in frames:
+    for number, frame in enumerate(frames):
         run = runs.index(frame.run_id)
         encoded.append({
             "h": fragments.number(frame.heading),
@@ -86,6 +88,8 @@ def encode_frames(frames: Iterable[Frame], runs: Sequence[str],
             "l": _marks(frame.lineage, positions.get(f"l{run}"), classes),
             "d": _marks(frame.definition, positions.get("d"), classes),
         })
+        if compare is not None:
+            encoded[-1]["c"] = fragments.number(compare[number])
     return {
         "frags": fragments.items,
         "classes": classes.items,

@@ -17,18 +17,21 @@ from pathlib import Path
 from dexviz.engine import SimulationRun
 from dexviz.history import History
 from dexviz.history._plural import plural
+from dexviz.history.output_files import write_output_text
 from dexviz.replay.focus import fit_note
 from dexviz.replay.frame import PANELS, Frame, frames
 from dexviz.replay.graphs import GraphUnavailable
 from dexviz.replay.highlight import MarkedSvg
+from dexviz.replay.paired import COMPARE_CSS, Paired
 from dexviz.replay.session import GRAPH_KINDS, Replay
 from dexviz.replay.theme import CSS, LEGEND
+from dexviz.report.compare import CompareSource, compare_blocks, compare_title, paired_with
 from dexviz.report.encode import GraphIds, encode_frames, script_json
 from dexviz.report.failures import failed_attempts
 from dexviz.report.script import REPORT_CSS, REPORT_JS
 from dexviz.report.text import safe_history
 
-__all__ = ["ReplaySource", "report_html", "write_report"]
+__all__ = ["CompareSource", "ReplaySource", "report_html", "write_report"]
 
 ReplaySource = History | SimulationRun | Replay
 """What a replay can be made from: a History, a simulated run, or a Debugger (its settings)."""
@@ -171,19 +174,29 @@ def _title(history: History, status: str) -> tuple[str, str]:
     return flow_type, sub
 
 
-def _body(debugger: Replay, frame: Frame, graph: str, pictures: tuple[str, str]) -> str:
-    """The page body at ``frame`` (the script's slots hold the frame's fragments)."""
+def _body(debugger: Replay, frame: Frame, graph: str, pictures: tuple[str, str],
+          compare: tuple[Paired, str] | None = None) -> str:
+    """The page body at ``frame`` (the script's slots hold the frame's fragments).
+
+    In compare mode (``compare``: the pairing and the block at ``frame``) the compare block
+    sits under the heading, and the title says which run is compared.
+    """
     sections, timelines = pictures
     status = debugger.state_at(-1).closed or "RUNNING"
     flow_type, sub = _title(debugger.history, status)
+    mode, block = "replay", ""
+    if compare is not None:
+        mode = "compare"
+        sub = f"{sub} · {compare_title(compare[0])}"
+        block = f'<div id="dx-compare">{compare[1]}</div>'
     panels = "".join(f'<div data-panel="{name}">{html}</div>'
                      for name, html in zip(PANELS, frame.panels, strict=True))
     return (
         f'<div class="dexviz-debugger dexviz-report dx-static" id="dx-report" '
         f'data-index="{frame.index}" data-graph="{escape(graph)}">'
-        f"<h1>{escape(flow_type)} · replay</h1><div class=\"dx-sub\">{escape(sub)}</div>"
+        f"<h1>{escape(flow_type)} · {mode}</h1><div class=\"dx-sub\">{escape(sub)}</div>"
         f"{_controls(debugger, frame.index)}"
-        f'<div id="dx-heading">{frame.heading}</div>'
+        f'<div id="dx-heading">{frame.heading}</div>{block}'
         f'<div class="dx-main"><div class="dx-left">{sections}{LEGEND}{timelines}</div>'
         f'<div class="dx-right">{panels}{failed_attempts(debugger.history)}'
         f"{_event_list(debugger.index_.labels, frame.index)}</div></div>"
@@ -194,65 +207,97 @@ def _body(debugger: Replay, frame: Frame, graph: str, pictures: tuple[str, str])
 
 def report_html(source: ReplaySource, *, token_channel: str | None = None,
                 flow_source: object | None = None, collapse_at: int | str | None = "auto",
-                graph: str | None = None, start: int = -1) -> str:
+                graph: str | None = None, start: int = -1,
+                compare: CompareSource | None = None) -> str:
     """The one-file HTML replay of a run, as text.
 
     Args:
         source: A History, a SimulationRun, or a Debugger (whose settings are used and whose
-            cursor does not move).
+            cursor does not move; a Debugger in compare mode brings its compared run).
         token_channel: A token Channel whose holdings the timeline draws in their own lanes
             (ignored for a Debugger, which has its own).
         flow_source: The Flow's source for the definition graph (default: the recorded file).
         collapse_at: Lineage collapsing, as for :class:`~dexviz.replay.session.Replay`.
         graph: The graph shown first, ``"lineage"`` or ``"definition"``.
         start: The event the page shows before any script runs (default: the last one).
+        compare: A second run (History or SimulationRun) stepped with this one, as
+            ``Debugger(source, compare=...)`` does: at every event the page shows both runs'
+            state at the aligned event, side by side, and what differs there.
 
     Raises:
-        ValueError: an empty history, an unknown graph, ``start`` outside the history.
-        TypeError: ``source`` is not a History, SimulationRun or Debugger.
+        ValueError: an empty history, an unknown graph, ``start`` outside the history, an
+            empty ``compare`` run.
+        TypeError: ``source`` is not a History, SimulationRun or Debugger, or ``compare`` is
+            not a History or SimulationRun.
     """
-    # Every text is made safe to show once, before anything is drawn (report.text).
-    if isinstance(source, Replay):
-        pictures = source.pictures
-        debugger, graph = Replay(safe_history(source.history), flow_source=pictures.flow_source,
-                                 collapse_at=pictures.collapse_at,
-                                 token_channel=pictures.token_channel), graph or source.graph
-    elif isinstance(source, History | SimulationRun):
-        history = source.history if isinstance(source, SimulationRun) else source
-        debugger = Replay(safe_history(history), flow_source=flow_source,
-                          collapse_at=collapse_at, token_channel=token_channel)
-    else:
-        raise TypeError(f"a replay is made from a History, a SimulationRun or a Debugger, "
-                        f"got {type(source).__name__}")
-    graph = graph or "lineage"
+    debugger, graph = _replay_of(source, token_channel, flow_source, collapse_at, graph)
     if graph not in GRAPH_KINDS:
         raise ValueError(f"graph must be one of {list(GRAPH_KINDS)}, got {graph!r}")
     size = len(debugger)
     shown = start + size if start < 0 else start
     if not 0 <= shown < size:
         raise ValueError(f"start={start} is outside the history of {size} events")
+    paired, blocks = _compare_mode(source, compare, debugger, collapse_at)
     all_frames = list(frames(debugger))
     sections, timelines, ids = _pictures(debugger, shown)
-    body = _body(debugger, all_frames[shown], graph, (sections, timelines))
-    data = encode_frames(all_frames, debugger.history.run_ids, ids)
-    title = escape(f"dexviz replay · {debugger.flow_id}")
+    pair = None if paired is None or blocks is None else (paired, blocks[shown])
+    body = _body(debugger, all_frames[shown], graph, (sections, timelines), pair)
+    data = encode_frames(all_frames, debugger.history.run_ids, ids, blocks)
+    title = escape(f"dexviz {'compare' if paired else 'replay'} · {debugger.flow_id}")
+    css = CSS + REPORT_CSS + (COMPARE_CSS if paired else "")
     return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
             f'<meta name="viewport" content="width=device-width, initial-scale=1">'
-            f"<title>{title}</title><style>{CSS}{REPORT_CSS}</style></head><body>{body}"
+            f"<title>{title}</title><style>{css}</style></head><body>{body}"
             f'<script type="application/json" id="dx-data">{script_json(data)}</script>'
             f"<script>{REPORT_JS}</script></body></html>\n")
+
+
+def _compare_mode(source: ReplaySource, compare: CompareSource | None, debugger: Replay,
+                  collapse_at: int | str | None) -> tuple[Paired | None, list[str] | None]:
+    """The pairing with the compared run and each event's compare block (None without one).
+
+    A Debugger in compare mode brings its compared run when ``compare`` is not given.
+    """
+    other: object = compare
+    if other is None and isinstance(getattr(source, "paired", None), Paired):
+        other = getattr(source, "paired")  # noqa: B009 - read only where it exists
+    if other is None:
+        return None, None
+    paired = paired_with(debugger, other, collapse_at)
+    return paired, list(compare_blocks(debugger, paired))
+
+
+def _replay_of(source: ReplaySource, token_channel: str | None, flow_source: object | None,
+               collapse_at: int | str | None, graph: str | None) -> tuple[Replay, str]:
+    """The replay the page is drawn from, and the graph it shows first."""
+    # Every text is made safe to show once, before anything is drawn (report.text).
+    if isinstance(source, Replay):
+        pictures = source.pictures
+        debugger = Replay(safe_history(source.history), flow_source=pictures.flow_source,
+                          collapse_at=pictures.collapse_at,
+                          token_channel=pictures.token_channel)
+        return debugger, graph or source.graph or "lineage"
+    if isinstance(source, History | SimulationRun):
+        history = source.history if isinstance(source, SimulationRun) else source
+        debugger = Replay(safe_history(history), flow_source=flow_source,
+                          collapse_at=collapse_at, token_channel=token_channel)
+        return debugger, graph or "lineage"
+    raise TypeError(f"a replay is made from a History, a SimulationRun or a Debugger, "
+                    f"got {type(source).__name__}")
 
 
 def write_report(source: ReplaySource, path: str | PathLike[str], *,
                  token_channel: str | None = None, flow_source: object | None = None,
                  collapse_at: int | str | None = "auto", graph: str | None = None,
-                 start: int = -1) -> Path:
+                 start: int = -1, compare: CompareSource | None = None) -> Path:
     """Write the one-file HTML replay of ``source`` to ``path`` and return the path.
 
-    The options are those of :func:`report_html`.
+    The options are those of :func:`report_html` (``compare``: a second run stepped with it).
+    The file is written whole or not at all.
+
+    Raises:
+        OutputWriteError: the file could not be written (an OSError naming it).
     """
-    target = Path(path)
     text = report_html(source, token_channel=token_channel, flow_source=flow_source,
-                       collapse_at=collapse_at, graph=graph, start=start)
-    target.write_text(text, encoding="utf-8")
-    return target
+                       collapse_at=collapse_at, graph=graph, start=start, compare=compare)
+    return write_output_text(path, text)

@@ -61,6 +61,7 @@ REPORT_JS = r"""
   function all(sel) { return Array.prototype.slice.call(root.querySelectorAll(sel)); }
   var slots = all("[data-panel]");
   var heading = $("#dx-heading");
+  var compareSlot = $("#dx-compare");
   var slider = $("#dx-slider"), counter = $("#dx-counter"), kindSel = $("#dx-kind");
   var list = $(".dx-eventlist"), items = all(".dx-eventlist li");
   var graphs = {};
@@ -105,6 +106,7 @@ REPORT_JS = r"""
     var e = E[i];
     cur = i;
     heading.innerHTML = F[e.h];
+    if (compareSlot && e.c !== undefined) { compareSlot.innerHTML = F[e.c]; }
     for (var p = 0; p < slots.length; p++) { slots[p].innerHTML = F[e.p[p]]; }
     mark("l" + e.r, e.l);
     mark("d", e.d);

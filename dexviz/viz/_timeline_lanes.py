@@ -7,16 +7,21 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dexviz._optional import require
-from dexviz.analysis.exclusive import ExclusiveReport, Holding
+from dexviz.analysis.exclusive import ExclusiveReport
 from dexviz.analysis.executions import RunExecutions
 from dexviz.analysis.intervals import Segment, SegmentKind, execution_segments, lane_groups
 from dexviz.analysis.lineage import group_status
+from dexviz.analysis.sections import SectionReport
 from dexviz.history import EventKind
 from dexviz.viz.palette import OVERLAP_COLOR, SEGMENT_COLORS, STATUS_COLORS, TOKEN_COLOR
 
 _INK = "#2f3a36"
 INSTANT_TOKEN = "#7fb0d6"
 """The marker of a holding that lasted no time (a handoff within one commit)."""
+SECTION_FILL = "#e4edf5"
+"""The fill of a measured section's box (behind the holding bar)."""
+_INSTANT_CAPTIONS = ((False, "held for no time (handed on at once)"),
+                     (True, "took it at the last event"))
 TIMER_COLOR = "#8a5a12"
 """The marker of a timer firing."""
 
@@ -116,26 +121,9 @@ def build_lanes(run: RunExecutions, group_by: str, collapse_above: int,
     return lanes
 
 
-def pack_rows(holdings: Sequence[Holding]) -> list[list[Holding]]:
-    """Pack holdings into as few rows as possible, none overlapping within a row.
-
-    Holdings that never overlap fit in one row; each overlap forces another row.
-    """
-    rows: list[list[Holding]] = []
-    for holding in sorted(holdings, key=lambda h: (h.start_ns, h.start_seq)):
-        start = (holding.start_ns, holding.start_seq)
-        for row in rows:
-            last = row[-1]
-            if (last.end_ns, last.end_seq) <= start:
-                row.append(holding)
-                break
-        else:
-            rows.append([holding])
-    return rows
-
-
-def legend_handles(lanes: Sequence[Lane], report: ExclusiveReport | None) -> list[Any]:
-    """Legend entries for the styles actually drawn, cancellations and token holdings."""
+def legend_handles(lanes: Sequence[Lane], report: ExclusiveReport | None,
+                   sections: SectionReport | None = None) -> list[Any]:
+    """Legend entries for the styles drawn, cancellations, token holdings and sections."""
     patches = require("matplotlib.patches", "plot")
     lines = require("matplotlib.lines", "plot")
     used = {style for lane in lanes for style in lane.by_style()}
@@ -158,11 +146,20 @@ def legend_handles(lanes: Sequence[Lane], report: ExclusiveReport | None) -> lis
     if report is not None:
         handles.append(patches.Patch(facecolor=TOKEN_COLOR,
                                      label=f"holds {report.channel} (bar: holder)"))
-        if any(h.duration_ns == 0 for h in report.intervals):
+        instant = {h.end == "open" for h in report.intervals if h.duration_ns == 0}
+        # A token taken at a live history's last event is held, not handed on.
+        for label in [c for is_open, c in _INSTANT_CAPTIONS if is_open in instant]:
             handles.append(lines.Line2D([], [], color=INSTANT_TOKEN, marker="D",
-                                        markeredgecolor="white", linestyle="none",
-                                        label="held for no time (handed on at once)"))
-        if report.overlaps:
+                                        markeredgecolor="white", linestyle="none", label=label))
+    if sections is not None:
+        if any(s.outlasts_holding for s in sections.sections):
+            handles.append(patches.Patch(facecolor=SECTION_FILL, edgecolor=TOKEN_COLOR,
+                                         linestyle="--",
+                                         label="in section (until last Step finished)"))
+        if any(s.inside for s in sections.sections):
+            handles.append(lines.Line2D([], [], color=TOKEN_COLOR, marker=">", linestyle="none",
+                                        label="still in section"))
+        if sections.overlaps:
             handles.append(patches.Patch(facecolor=OVERLAP_COLOR, alpha=0.45, hatch="xx",
-                                         label="overlap"))
+                                         label="sections overlap"))
     return handles

@@ -17,6 +17,7 @@ from dexviz._optional import require
 from dexviz.analysis._diff_compare import changed_parts
 from dexviz.analysis._diff_fold import ExecutionTrace, RunTrace
 from dexviz.analysis.run_diff import Difference, RunComparison
+from dexviz.history.output_files import write_output_text
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -110,14 +111,12 @@ class RunDiff:
 
     def to_html(self, path: str | Path) -> Path:
         """Write a self-contained HTML page of the comparison to ``path``; return the path."""
-        target = Path(path)
         body = diff_html(self.comparison)
-        target.write_text(
+        return write_output_text(
+            path,
             "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>dexviz diff</title>"
             f"</head><body style=\"font-family:sans-serif\">{body}</body></html>\n",
-            encoding="utf-8",
         )
-        return target
 
 
 def _difference_row(difference: Difference) -> dict[str, Any]:

@@ -17,6 +17,7 @@ from dexviz.analysis.executions import Attempt, Execution, RunExecutions, RunSou
 from dexviz.analysis.intervals import run_segments
 from dexviz.analysis.messages import deliveries
 from dexviz.history import SEMANTIC_KINDS
+from dexviz.history.instance_names import shown_name
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -88,7 +89,7 @@ class RunFrames:
     @cached_property
     def messages(self) -> pd.DataFrame:
         """One row per delivery: publish -> consume -> returned (or never consumed)."""
-        rows = ({"message_id": d.message_id, "channel": d.channel, "value": d.value,
+        rows = ({"message_id": d.message_id, "channel": shown_name(d.channel), "value": d.value,
                  "publisher": d.publisher, "published": d.published_ns, "consumer": d.consumer,
                  "consumed": d.consumed_ns, "returned": d.returned_ns}
                 for d in deliveries(self.run))

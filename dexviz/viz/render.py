@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from dexviz._optional import require
+from dexviz.history.output_files import write_output_bytes, write_output_text
 
 __all__ = [
     "BINARY_FORMATS",
@@ -132,14 +133,15 @@ class GraphView(ABC):
         Raises:
             ValueError: The suffix is not supported (the message lists the ones that are).
             GraphvizNotInstalledError: A rendered format was asked and ``dot`` is missing.
+            OutputWriteError: The file could not be written (written whole or not at all).
         """
         target = Path(path)
         suffix = target.suffix.lower()
         writers = self._text_formats()
         if suffix in writers:
-            target.write_text(writers[suffix](), encoding="utf-8")
+            write_output_text(target, writers[suffix]())
         elif suffix.lstrip(".") in BINARY_FORMATS:
-            target.write_bytes(self.render(suffix.lstrip(".")))
+            write_output_bytes(target, self.render(suffix.lstrip(".")))
         else:
             known = sorted([*writers, *(f".{fmt}" for fmt in BINARY_FORMATS)])
             raise ValueError(

@@ -2,12 +2,15 @@
 
 One lane per execution (grouped by Step type or by branch), with segments for the queue, each
 WaitFor attempt, the condition wait, each Execute attempt (failed ones red and hatched), retry
-backoff, and cancellation marks; optional lanes for a token Channel's holdings with any overlap
-drawn in red. The x axis is seconds since the Flow's start. Above ``collapse_above`` executions the
-lanes collapse to one per group. The Figure is built with ``matplotlib.figure.Figure`` (no pyplot
+backoff, and cancellation marks; optional lanes for a token Channel's holdings, with a dashed box
+where the section the explorer's ``exclusive`` check measures (until the chain's last Step
+finished) lasts longer, and any overlap of sections drawn in red and stated in the title. The
+x axis is seconds since the Flow's start. Above ``collapse_above`` executions the lanes
+collapse to one per group. The Figure is built with ``matplotlib.figure.Figure`` (no pyplot
 state); every artist carries a ``gid`` (``lane:<lane>:<style>``, ``holding:<channel>:<holder>``,
-``overlap:<a>:<b>``) so tests and tools can find what was drawn. In the SVG, a lane's failed
-attempts carry a ``<title>`` (the hover text): each failure's error and stack trace.
+``section:<channel>:<holder>``, ``overlap:<a>:<b>``) so tests and tools can find what was
+drawn. In the SVG, a lane's failed attempts carry a ``<title>`` (the hover text): each
+failure's error and stack trace.
 """
 
 from __future__ import annotations
@@ -21,20 +24,16 @@ from typing import TYPE_CHECKING, Any
 from xml.sax.saxutils import escape as xml_escape
 
 from dexviz._optional import require
-from dexviz.analysis.exclusive import ExclusiveReport, Holding, exclusive_sections
+from dexviz.analysis.exclusive import ExclusiveReport, exclusive_sections
 from dexviz.analysis.executions import RunExecutions, RunSource, as_run
 from dexviz.analysis.names import check_name
+from dexviz.analysis.sections import SectionReport, measured_sections
 from dexviz.history._plural import plural
-from dexviz.viz._timeline_lanes import (
-    INSTANT_TOKEN,
-    STYLES,
-    TIMER_COLOR,
-    Lane,
-    build_lanes,
-    legend_handles,
-    pack_rows,
-)
-from dexviz.viz.palette import CLOSE_COLORS, OVERLAP_COLOR, STATUS_COLORS, TOKEN_COLOR
+from dexviz.history.output_files import output_file, write_output_text
+from dexviz.viz._timeline_lanes import STYLES, TIMER_COLOR, Lane, build_lanes, legend_handles
+from dexviz.viz._timeline_tokens import SMALL_PT, Scale, abbreviations, draw_tokens, pack_rows
+from dexviz.viz._timeline_tokens import verdict as token_verdict
+from dexviz.viz.palette import CLOSE_COLORS, STATUS_COLORS, TOKEN_COLOR
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -49,9 +48,7 @@ _SVG_RC = {"svg.hashsalt": "dexviz", "svg.id": "dexviz-timeline", "svg.fonttype"
 _LANE_IN = 0.26
 # The smallest text of the figure (lane labels, legend, bar captions), in points. A viewer
 # that fits the picture to a panel keeps it at 9 px by a minimum width that depends on it.
-_SMALL_PT = 7.5
-# The average advance of a caption character at _SMALL_PT (DejaVu Sans is ~0.6 em wide).
-_CAPTION_CHAR_PT = 4.5
+_SMALL_PT = SMALL_PT
 _TOP_IN, _BOTTOM_IN = 0.75, 0.85
 
 
@@ -87,24 +84,27 @@ def timeline(
     figure_module = require("matplotlib.figure", "plot")
     run = as_run(source, run_id)
     report = exclusive_sections(run, channel) if channel else None
+    # The sections the explorer's exclusive check measures: the rows and the verdict follow them.
+    sections = measured_sections(run, channel) if channel else None
     only = None if executions is None else _chosen(run, executions)
     lanes = build_lanes(run, group_by, collapse_above, only)
-    rows = pack_rows(report.intervals) if report else []
+    rows = pack_rows(sections.sections) if sections else []
     height = _TOP_IN + _BOTTOM_IN + _LANE_IN * (len(lanes) + len(rows) + 0.5)
     figure: Figure = _figure_class(figure_module)(figsize=(width, height))
     ax = figure.add_subplot()
     # _decorate sets both limits; autoscaling after every bar made large runs quadratic.
     ax.set_autoscale_on(False)
     _place_axes(figure, lanes, report, width, height)
-    scale = _Scale(run, width * (figure.subplotpars.right - figure.subplotpars.left))
+    scale = Scale(run.start_ns, run.end_ns,
+                  width * (figure.subplotpars.right - figure.subplotpars.left))
     _draw_lanes(ax, lanes, len(rows) + (1 if rows else 0), scale)
-    if report is not None:
-        _draw_holdings(ax, report, rows, scale)
+    if report is not None and sections is not None:
+        draw_tokens(ax, report, rows, sections, scale)
     if title is None:
-        title = _title(run, report, lanes, None if only is None else len(only))
-        if report is not None:
-            title += _abbreviations(report.intervals, scale)
-    _decorate(figure, ax, run, lanes, rows, report, scale, title)
+        title = _title(run, lanes, None if only is None else len(only))
+        if report is not None and sections is not None:
+            title += _token_line(report, sections, scale)
+    _decorate(figure, ax, run, lanes, rows, (report, sections), scale, title)
     figure.dexviz_hovers = failure_hovers(run, lanes)  # type: ignore[attr-defined]
     return figure
 
@@ -166,21 +166,7 @@ def _place_axes(figure: Figure, lanes: Sequence[Lane], report: ExclusiveReport |
                            top=1 - _TOP_IN / height, bottom=_BOTTOM_IN / height)
 
 
-class _Scale:
-    """Converts engine ns to seconds since the run's start and estimates bar widths in points."""
-
-    def __init__(self, run: RunExecutions, width_in: float) -> None:
-        self.start_ns = run.start_ns
-        # A run where everything happened at t=0 still gets a readable 0..1 s axis.
-        self.end_s = (run.end_ns - run.start_ns) / 1e9 or 1.0
-        self.points_per_s = (width_in * 72) / (self.end_s * 1.03)  # the x axis spans 1.03x
-
-    def s(self, time_ns: int) -> float:
-        """Seconds since the run's start."""
-        return (time_ns - self.start_ns) / 1e9
-
-
-def _draw_lanes(ax: Axes, lanes: Sequence[Lane], offset: int, scale: _Scale) -> None:
+def _draw_lanes(ax: Axes, lanes: Sequence[Lane], offset: int, scale: Scale) -> None:
     for index, lane in enumerate(lanes):
         y = offset + index
         for style, spans in lane.by_style().items():
@@ -205,67 +191,6 @@ def _draw_lanes(ax: Axes, lanes: Sequence[Lane], offset: int, scale: _Scale) -> 
             ax.scatter([scale.s(t) for t in lane.timers_ns], [y - 0.42] * len(lane.timers_ns),
                        marker="v", s=22, color=TIMER_COLOR, zorder=6,
                        gid=f"timer:{lane.label}")
-
-
-def _holding_texts(holdings: Sequence[Holding], scale: _Scale) -> dict[str, str]:
-    """Bar captions naming the holder: its full id (``EnterContractEdit-7``) where it fits.
-
-    A narrower bar gets the Step type's capitals and the number (``ECE-7``; the title then
-    spells the abbreviation out), then only the number; a bar too narrow for any is left
-    blank rather than overprinted.
-    """
-    def fits(text: str, holding: Holding) -> bool:
-        return len(text) * _CAPTION_CHAR_PT + 2 <= holding.duration_ns / 1e9 * scale.points_per_s
-
-    texts = {}
-    for holding in holdings:
-        step_type, _, number = holding.holder.rpartition("-")
-        for text in (holding.holder, f"{_initials(step_type)}-{number}", number):
-            if fits(text, holding):
-                texts[holding.holder] = text
-                break
-    return texts
-
-
-def _initials(step_type: str) -> str:
-    return "".join(c for c in step_type if c.isupper()) or step_type[:3]
-
-
-def _abbreviations(holdings: Sequence[Holding], scale: _Scale) -> str:
-    """`` · ECE = EnterContractEdit`` for each Step type a bar caption shortens, or ""."""
-    shortened = {}
-    for holder, text in _holding_texts(holdings, scale).items():
-        step_type = holder.rpartition("-")[0]
-        if text != holder and step_type and text.startswith(f"{_initials(step_type)}-"):
-            shortened[_initials(step_type)] = step_type
-    return "".join(f" · {short} = {full}" for short, full in sorted(shortened.items()))
-
-
-def _draw_holdings(
-    ax: Axes, report: ExclusiveReport, rows: Sequence[Sequence[Holding]], scale: _Scale
-) -> None:
-    row_of: dict[str, int] = {}
-    texts = _holding_texts(report.intervals, scale)
-    for y, row in enumerate(rows):
-        for holding in row:
-            row_of[holding.holder] = y
-            start = scale.s(holding.start_ns)
-            ax.broken_barh([(start, holding.duration_ns / 1e9)], (y - 0.35, 0.7),
-                           facecolors=TOKEN_COLOR, edgecolors="white", linewidths=0.8,
-                           gid=f"holding:{report.channel}:{holding.holder}", zorder=3)
-            if holding.duration_ns == 0:
-                ax.scatter([start], [y], marker="D", s=28, color=INSTANT_TOKEN,
-                           edgecolors="white", linewidths=0.8, zorder=7,
-                           gid=f"instant:holding:{holding.holder}")
-            if holding.holder in texts:
-                ax.text(start + holding.duration_ns / 2e9, y, texts[holding.holder],
-                        ha="center", va="center", fontsize=_SMALL_PT, color="white", zorder=7)
-    for overlap in report.overlaps:
-        ys = [row_of[overlap.first.holder], row_of[overlap.second.holder]]
-        ax.broken_barh([(scale.s(overlap.start_ns), (overlap.end_ns - overlap.start_ns) / 1e9)],
-                       (min(ys) - 0.45, max(ys) - min(ys) + 0.9), facecolors=OVERLAP_COLOR,
-                       alpha=0.45, hatch="xx", edgecolors=OVERLAP_COLOR, zorder=6,
-                       gid=f"overlap:{overlap.first.holder}:{overlap.second.holder}")
 
 
 def _label_color(lane: Lane) -> str:
@@ -300,25 +225,27 @@ def _bands(ax: Axes, lanes: Sequence[Lane], offset: int) -> None:
             start, shade = index, not shade
 
 
-def _title(run: RunExecutions, report: ExclusiveReport | None, lanes: Sequence[Lane],
-           shown: int | None) -> str:
+def _title(run: RunExecutions, lanes: Sequence[Lane], shown: int | None) -> str:
     status = run.close.status if run.close else "RUNNING"
     count = plural(len(run), "execution") if shown is None else (
         f"{shown} of {plural(len(run), 'execution')} shown")
     text = f"{run.flow_type or run.flow_id} · run {run.run_id} · {count} · {status}"
-    if report is not None:
-        overlaps = len(report.overlaps)
-        verdict = "no two holders overlap" if report.ok else (
-            f"{overlaps} {'OVERLAP' if overlaps == 1 else 'OVERLAPS'}")
-        text += f"\n{report.channel}: {plural(len(report.intervals), 'holding')}, {verdict}"
     if lanes and lanes[0].collapsed:
         text += " · lanes collapsed"
     return text
 
 
+def _token_line(report: ExclusiveReport, sections: SectionReport, scale: Scale) -> str:
+    """The title's second line: the Channel's holdings and whether two sections overlapped."""
+    return (f"\n{report.channel}: {plural(len(report.intervals), 'holding')}, "
+            f"{token_verdict(sections, scale)}{abbreviations(report.intervals, scale)}")
+
+
 def _decorate(figure: Figure, ax: Axes, run: RunExecutions, lanes: Sequence[Lane],
-              rows: Sequence[Any], report: ExclusiveReport | None, scale: _Scale,
+              rows: Sequence[Any],
+              tokens: tuple[ExclusiveReport | None, SectionReport | None], scale: Scale,
               title: str) -> None:
+    report, sections = tokens
     _y_axis(ax, lanes, rows, report.channel if report else None)
     ax.set_xlim(-0.01 * scale.end_s, scale.end_s * 1.02)
     ax.ticklabel_format(axis="x", style="plain", useOffset=False)
@@ -333,7 +260,7 @@ def _decorate(figure: Figure, ax: Axes, run: RunExecutions, lanes: Sequence[Lane
         ax.axvline(scale.s(run.close.time_ns), color=color, linestyle="--", linewidth=1,
                    gid="flow-close")
     ax.set_title(title, fontsize=10, loc="left", color=_INK)
-    handles = legend_handles(lanes, report)
+    handles = legend_handles(lanes, report, sections)
     figure.legend(handles=handles, loc="lower center", ncols=min(len(handles), 6),
                   frameon=False, fontsize=_SMALL_PT)
 
@@ -358,17 +285,21 @@ def _with_hovers(svg: str, hovers: Mapping[str, str]) -> str:
 def save_timeline(figure: Figure, path: str | PathLike[str]) -> Path:
     """Write the Figure to ``path`` (``.svg`` deterministic; ``.png``/``.pdf`` by matplotlib).
 
+    The file is written whole or not at all.
+
     Raises:
         ValueError: the suffix is not ``.svg``, ``.png`` or ``.pdf``.
+        OutputWriteError: the file could not be written (an OSError naming it).
     """
     target = Path(path)
     suffix = target.suffix.lower()
     if suffix == ".svg":
-        target.write_text(timeline_svg(figure), encoding="utf-8")
+        write_output_text(target, timeline_svg(figure))
     elif suffix in (".png", ".pdf"):
         mpl = require("matplotlib", "plot")
-        with mpl.rc_context(_SVG_RC):
-            figure.savefig(target, dpi=150, metadata={"Creator": None, "Software": None}
+        with mpl.rc_context(_SVG_RC), output_file(target) as temporary:
+            figure.savefig(temporary, format=suffix[1:], dpi=150,
+                           metadata={"Creator": None, "Software": None}
                            if suffix == ".png" else {"CreationDate": None})
     else:
         raise ValueError(f"cannot save {target.name!r}: use a .svg, .png or .pdf suffix")

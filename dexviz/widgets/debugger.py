@@ -13,6 +13,7 @@ from os import PathLike
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from dexviz.history.output_files import write_output_text
 from dexviz.replay.graphs import GraphUnavailable
 from dexviz.replay.model import HistorySource
 from dexviz.replay.session import GRAPH_KINDS, Replay
@@ -130,7 +131,7 @@ class Debugger(Replay):
 
         html = snapshot_html(self, zoom=zoom)
         if path is not None:
-            Path(path).write_text(html, encoding="utf-8")
+            write_output_text(path, html)
         return html
 
     def to_html(self, path: str | PathLike[str], *, start: int = -1) -> Path:

@@ -392,3 +392,34 @@ def canceled_holder_history() -> History:
     b.close("COMPLETED", [{"step_type": "EnterContractEdit", "execution_id": enter2,
                            "value": "done"}])
     return b.history()
+
+
+def early_release_history() -> History:
+    """Two reviewers, one token, and a section that hands the token back too early.
+
+    EditContract-1 publishes the token at t=2 while its SaveContractEdit-1 still works until
+    t=4 (the broken variant's bug); EnterContractEdit-2 takes the token at t=2. The holdings do
+    not overlap (0..2 and 2..), but the sections the explorer measures do, from t=2 to t=4.
+    """
+    b = HistoryBuilder(flow_id="contract-edit-early-release")
+    edits = {1: sample_edit(1), 2: sample_edit(2)}
+    enters, finish, (token,) = _begin(b, 2, tokens=1)
+    b.satisfy(enters[0], [(TOKEN, token)])
+    b.start_attempt(enters[0])
+    _, (edit_id,) = b.complete_execute(enters[0], "NEXT", started=b.now,
+                                       next_steps=[("EditContract", edits[1], False)])
+    started = b.now
+    b.start_attempt(edit_id)
+    b.advance(2)
+    (released,), (save,) = b.complete_execute(
+        edit_id, "NEXT", started=started, publish=[(TOKEN, "contract")],
+        next_steps=[("SaveContractEdit", edits[1], False)])
+    b.satisfy(enters[1], [(TOKEN, released)])
+    save_started = b.now
+    b.start_attempt(save)
+    b.advance(2)
+    (first,), _ = b.complete_execute(save, "DEAD_END", started=save_started,
+                                     publish=[(FINISHED, _record(b, edits[1], "saved", started))])
+    _, second = hold_section(b, enters[1], edits[2])
+    _finish(b, finish, [first, second])
+    return b.history()

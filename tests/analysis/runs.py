@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from functools import cache
+from typing import Any
 
 from dexviz.history import History
 
@@ -19,3 +20,20 @@ def contract_edit_run(seed: int = 0, reviewers: int = REVIEWERS) -> History:
     run = dexviz.simulate(ContractEditFlow(), sample_edits(reviewers), seed=seed)
     assert run.result.status.name == "COMPLETED", run.result
     return run.history
+
+
+def broken_counterexample() -> Any:
+    """The replayed counterexample of ``exclusive`` on BrokenContractEditFlow with two edits.
+
+    A ViolationRun stopped at the violating commit: EditContract-1 handed the token back
+    before its SaveContractEdit-1 ran, and EnterContractEdit-2 took it.
+    """
+    from dexviz.examples.contract_edit import ContractEdit
+    from dexviz.examples.contract_edit_broken import BrokenContractEditFlow
+    from dexviz.explore import checks, explore
+
+    edits = [ContractEdit("r1"), ContractEdit("r2")]
+    report = explore(BrokenContractEditFlow(), edits, check=[checks.exclusive(TOKEN)],
+                     progress=False)
+    assert not report.ok, report
+    return report.violations[0].replay()

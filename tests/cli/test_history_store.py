@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -9,6 +10,7 @@ import pytest
 import dexviz
 from dexviz import cli
 from dexviz.examples.contract_edit import ContractEditFlow, sample_edits
+from tests.engine.damaged_stores import DAMAGE, damage, open_run_store
 
 
 @pytest.fixture
@@ -58,3 +60,16 @@ def test_a_stored_run_is_read_while_a_writer_holds_the_database(runs_db: Path, c
     writer = dexviz.SQLiteStore(runs_db)
     assert cli.main(["history", str(runs_db), "--flow", "first"]) == 0
     writer.close()
+
+
+@pytest.mark.parametrize("damaged", sorted(DAMAGE))
+def test_a_damaged_store_is_refused_naming_the_file_the_flow_and_the_row(
+    tmp_path: Path, capsys, damaged: str
+) -> None:
+    path = open_run_store(tmp_path / "runs.db")
+    message = damage(path, damaged)
+    assert cli.main(["history", str(path), "--flow", "edits"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"dexviz history: error: {path}: "), err
+    assert re.search(message, err), err
+    assert "Traceback" not in err and err.count("\n") == 1

@@ -416,7 +416,9 @@ class GoAstray(Step[str]):
 @pytest.mark.parametrize(
     ("how", "finals"), [("unregistered", [True]), ("wrong_input", [False, True])]
 )
-def test_r91_bad_targets_fail_the_attempt_and_are_retried(how: str, finals: list[bool]) -> None:
+def test_r91_bad_targets_fail_the_attempt_only_a_wrong_input_is_retried(
+    how: str, finals: list[bool]
+) -> None:
     """A wrong input is retried; an unregistered target is a FlowDefinitionError, which fails
     the same way on every attempt, so its first attempt is final (issue 27, docs/dex-fidelity)."""
     probe = Probe()

@@ -145,14 +145,19 @@ def test_the_fault_plan_counters_come_back_with_the_snapshot() -> None:
 
 def test_a_copied_execution_keeps_every_slot_and_shares_nothing_mutable() -> None:
     from dexviz.engine.state import Execution
-    from dexviz.engine.state_copy import StateCopier
+    from dexviz.engine.state_copy import StateCopier, settled
 
     engine = _start(ContractEditFlow(), [ContractEdit("a"), ContractEdit("b")], 2)
     assert engine is not None
     for _ in range(6):
         engine.step()
-    for ex in engine._rt.runs["flow-1"].executions.values():
+    executions = list(engine._rt.runs["flow-1"].executions.values())
+    assert any(settled(ex) for ex in executions) and not all(settled(ex) for ex in executions)
+    for ex in executions:
         copy = StateCopier().copy(ex)
+        if settled(ex):  # ended for good: the engine never writes to it again
+            assert copy is ex
+            continue
         assert copy is not ex
         for name in Execution.__slots__:
             if name == "__dict__":
@@ -187,3 +192,98 @@ def test_restoring_over_a_coroutine_in_flight_drops_it_and_snapshots_again() -> 
     fresh.restore(again)
     fresh.run_until_idle()
     assert _outcome(engine) == _outcome(fresh)
+
+
+def test_a_copied_run_sets_every_slot_and_copies_its_containers() -> None:
+    from dexviz.engine.state import FlowRun
+    from dexviz.engine.state_copy import StateCopier
+
+    engine = _start(ContractEditFlow(), [ContractEdit(f"r{i}") for i in range(4)], 2)
+    assert engine is not None
+    for _ in range(8):
+        engine.step()
+    run = engine._rt.runs["flow-1"]
+    copy = StateCopier().copy(run)
+    shared = ("definition", "start_options", "start_input", "message_ids", "status")
+    for name in FlowRun.__slots__:
+        mine, theirs = getattr(copy, name), getattr(run, name)  # an unset slot raises
+        if name in shared or theirs is None or isinstance(theirs, (str, int)):
+            assert mine is theirs or mine == theirs, name
+        else:
+            assert mine is not theirs, name
+    assert copy.executions.keys() == run.executions.keys()
+    assert copy._queues.keys() == run._queues.keys()
+
+
+def _pickled_now_and_after_the_run(engine: Engine) -> list[tuple[bytes, bytes]]:
+    """Each snapshot of the run pickled when taken, and a twin of it pickled at the end."""
+    kept: list[tuple[bytes, EngineSnapshot]] = []
+    while not engine.is_idle:
+        engine.step()
+        try:
+            now, later = engine.snapshot(), engine.snapshot()
+        except SnapshotError:
+            continue
+        kept.append((pickle.dumps(now), later))
+    return [(then, pickle.dumps(later)) for then, later in kept]
+
+
+def test_a_snapshot_is_unchanged_by_the_run_it_shares_settled_parts_with() -> None:
+    # Settled executions and history logs are shared, not copied: a snapshot pickled when
+    # taken and its twin pickled after the run went on to the end must be the same bytes.
+    engine = _start(ContractEditFlow(), [ContractEdit(f"r{i}") for i in range(4)], 5)
+    assert engine is not None
+    pairs = _pickled_now_and_after_the_run(engine)
+    assert len(pairs) > 8
+    for index, (then, after) in enumerate(pairs):
+        assert after == then, f"snapshot {index} changed after it was taken"
+
+
+@pytest.mark.parametrize("name", sorted(_flows()))
+def test_no_fast_path_flow_changes_a_snapshot_after_it_is_taken(name: str) -> None:
+    flow, input = _flows()[name]
+    engine = _start(flow, input, 0)
+    if engine is None:
+        pytest.skip(f"{name}: the start input is rejected before anything runs")
+    for index, (then, after) in enumerate(_pickled_now_and_after_the_run(engine)):
+        assert after == then, f"{name}: snapshot {index} changed after it was taken"
+
+
+def test_restoring_the_same_snapshot_twice_and_after_a_pickle_continues_alike() -> None:
+    def build() -> tuple[Flow[Any], Any]:
+        return ContractEditFlow(), [ContractEdit(f"r{i}") for i in range(8)]
+
+    flow, edits = build()
+    engine = _start(flow, edits, 3)
+    assert engine is not None
+    taken, _ = _snapshots(engine)
+    expected = _outcome(engine)
+    middle = taken[len(taken) // 2]
+    # Right after it is taken (the history log is then shared as it is), and twice more.
+    engine.restore(middle)
+    engine.restore(engine.snapshot())
+    engine.run()
+    assert _outcome(engine) == expected
+    for snapshot in (middle, taken[-1], middle, taken[1]):
+        engine.restore(snapshot)
+        engine.run()
+        assert _outcome(engine) == expected
+    data = pickle.dumps(middle)
+    for _ in range(2):
+        fresh_flow, _ = build()
+        fresh = Engine([fresh_flow])
+        fresh.restore(pickle.loads(data))
+        fresh.run()
+        assert _outcome(fresh) == expected
+
+
+def test_a_restored_history_is_the_snapshot_prefix_of_a_longer_log() -> None:
+    engine = _start(ContractEditFlow(), [ContractEdit("a"), ContractEdit("b")], 1)
+    assert engine is not None
+    engine.step()
+    early = engine.snapshot()
+    events = engine.history("flow-1").events
+    engine.run()
+    engine.restore(early)
+    assert engine.history("flow-1").events == events
+    assert len(early.data) > 0 and pickle.loads(pickle.dumps(early)) == early

@@ -491,3 +491,67 @@ def test_an_rpc_cancel_reaches_a_local_execute_and_the_flow_goes_on(mode: str) -
         assert wait_until(lambda: bool(RunsLocally.seen))
     assert result.single_output(int) == 7
     assert RunsLocally.seen == ["cancelled:True"]
+
+
+STOP = Channel("stop", str)
+
+
+class Supervises(Step[int]):
+    """The sibling branch: on a stop message, cancels the local Step and wraps up."""
+
+    def wait_for(self, context: Context, n: int) -> Wait:
+        return Wait.until(STOP.for_one())
+
+    def execute(self, context: Context, n: int) -> StepDecision:
+        return go_to(Wraps, 8).with_canceling_steps(RunsLocally)
+
+
+class StartsSupervisedWork(Step[int]):
+    """The start Step: fans out to the local Step and its supervisor."""
+
+    def execute(self, context: Context, n: int) -> StepDecision:
+        return go_to_many(StepMovement.of(RunsLocally, n), StepMovement.of(Supervises, 0))
+
+
+def heard_of_it(engine: Any, mode: str) -> bool:
+    """Let the next heartbeat run (a simulation's clock moves only when it runs)."""
+    if mode == "simulation":
+        engine.run_until_idle()
+    return wait_until(lambda: bool(RunsLocally.seen))
+
+
+def test_a_sibling_decision_cancel_reaches_a_local_execute_and_the_flow_goes_on(
+    mode: str,
+) -> None:
+    RunsLocally.seen.clear()
+    steps = [RunsLocally(), Supervises(), Wraps()]
+    flow = LFlow("Supervised", StartsSupervisedWork(), steps, [STOP])
+    with engine_in([flow], mode) as engine:
+        client = engine.client()
+        client.start_flow(flow, "f", 30)
+        if mode == "simulation":
+            engine.run(until=started_locally)
+        else:
+            assert wait_until(lambda: any(started_locally(e) for e in engine.history("f")))
+        client.publish("f", STOP, "operator")
+        result = client.wait_for_flow("f", SOON)
+        assert heard_of_it(engine, mode)
+    assert result.single_output(int) == 8
+    assert RunsLocally.seen == ["cancelled:True"]
+
+
+def test_an_rpc_cancelling_a_heartbeating_start_step_runs_while_it_runs(mode: str) -> None:
+    """RPCs wait for the start Step's first method unless it heartbeats (docs/dex-fidelity.md)."""
+    RunsLocally.seen.clear()
+    flow = LocalWork("LocalStart", RunsLocally(), [Wraps()])
+    with engine_in([flow], mode) as engine:
+        client = engine.client()
+        client.start_flow(flow, "f", 30)
+        client.invoke_rpc(flow.stop, "f", 0)
+        result = client.wait_for_flow("f", SOON)
+        assert heard_of_it(engine, mode)
+        history = engine.history("f")
+    assert result.single_output(int) == 7
+    assert RunsLocally.seen == ["cancelled:True"]
+    # The local Step had started: the RPC cancelled it while it ran, not before.
+    assert any(started_locally(e) for e in history)

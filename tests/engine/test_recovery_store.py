@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import time
 from datetime import timedelta
 from pathlib import Path
@@ -159,3 +162,51 @@ def test_group_durability_acknowledges_after_the_fsync(tmp_path: Path) -> None:
         sync = store._sync
         assert sync is not None and sync.fsyncs >= 1
         assert sync.durable_commits == sync.commits  # everything acknowledged is on disk
+
+
+_STEPPED_BACK = """
+import sys, time
+from datetime import timedelta
+
+real = time.time_ns
+time.time_ns = lambda: real() - 3600 * 10**9  # this process's wall clock is an hour behind
+
+import dexviz
+from tests.engine.test_recovery_store import GO, _waiting_flow
+
+store = dexviz.SQLiteStore(sys.argv[1])
+with dexviz.Engine([_waiting_flow()], store=store, mode="live") as engine:
+    engine.client().publish("w", GO, "later")
+    print(engine.client().wait_for_flow("w", timeout=timedelta(seconds=20)).outputs)
+"""
+
+
+def test_live_time_never_goes_backwards_in_a_new_process_whose_clock_stepped_back(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "h.db"
+    flow = _waiting_flow()
+    with dexviz.Engine([flow], store=dexviz.SQLiteStore(path), mode="live") as first:
+        first.client().start_flow(flow, "w", 1)
+        for _ in range(500):  # the first engine stops once "w" waits
+            if any(e.kind == EventKind.STEP_WAIT_FOR_COMPLETED for e in first.history("w")):
+                break
+            time.sleep(0.01)
+    before = dexviz.SQLiteStore(path, readonly=True).history("w")
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run(
+        [sys.executable, "-c", _STEPPED_BACK, str(path)],
+        cwd=root,
+        env={**os.environ, "PYTHONPATH": str(root)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "('later',)"
+    history = dexviz.SQLiteStore(path, readonly=True).history("w")
+    stamps = [event.time_ns for event in history]
+    assert stamps == sorted(stamps)
+    assert history[len(before)].kind is EventKind.RECOVERED
+    assert dexviz.History.from_jsonl(history.to_jsonl()) == history

@@ -2,13 +2,28 @@
 
 from __future__ import annotations
 
+import time
+from datetime import timedelta
+
 import pytest
 
 import dexviz
+from dexviz import Context, Step, StepDecision, Timer, Wait, graceful_complete
 from dexviz.engine import StoreError
 from dexviz.examples.contract_edit import ContractEditFlow, sample_edits
 from dexviz.history import EventKind, History
 from tests.engine.filesystems import fill, small_tmpfs
+from tests.engine.flows_a import AdHocFlow
+
+
+class ShortWait(Step[int]):
+    """Waits a second, so the engine's own thread makes the next commit."""
+
+    def wait_for(self, context: Context, n: int) -> Wait:
+        return Wait.all_of(Timer.by_duration(timedelta(seconds=1)))
+
+    def execute(self, context: Context, n: int) -> StepDecision:
+        return graceful_complete(n)
 
 
 def test_a_commit_on_a_full_disk_is_refused_and_reopening_resumes_from_the_store() -> None:
@@ -49,3 +64,41 @@ def test_creating_a_database_on_a_full_disk_names_the_file() -> None:
         fill(disk)
         with pytest.raises(StoreError, match=r"runs\.db"):
             dexviz.SQLiteStore(disk / "runs.db")
+
+
+def test_a_live_commit_on_a_full_disk_is_refused_and_reopening_resumes_from_the_store() -> None:
+    with small_tmpfs("16m") as disk:
+        path = disk / "runs.db"
+        flow = AdHocFlow("ShortWait", ShortWait())
+        store = dexviz.SQLiteStore(path)
+        engine = dexviz.Engine([flow], store=store, mode="live")
+        client = engine.client()
+        client.start_flow(flow, "w", 1)
+        deadline = time.monotonic() + 10
+        while EventKind.STEP_WAIT_FOR_COMPLETED not in [e.kind for e in store.history("w")]:
+            assert time.monotonic() < deadline, "the Step never waited"
+            time.sleep(0.005)
+        filler = fill(disk)
+        stored = store.history("w")
+        while store.failed is None:  # the timer fires on the engine's thread, which commits
+            assert time.monotonic() < deadline, "no commit was refused"
+            time.sleep(0.01)
+        assert "disk is full" in str(store.failed) and str(path) in str(store.failed)
+        assert store.history("w") == stored  # nothing of the refused commit was written
+        for call in (
+            lambda: client.start_flow(flow, "more", 2),
+            lambda: client.wait_for_flow("w", timeout=timedelta(seconds=1)),
+        ):
+            with pytest.raises(StoreError, match="disk is full") as later:
+                call()
+            assert later.value is store.failed
+        filler.unlink()
+        engine.close()
+        with dexviz.Engine([flow], store=dexviz.SQLiteStore(path), mode="live") as resumed:
+            assert resumed.recovered.open_runs == ("w",)
+            result = resumed.client().wait_for_flow("w", timeout=timedelta(seconds=10))
+            history = resumed.history("w")
+        assert result.outputs == (1,)
+        assert history[: len(stored)] == stored
+        assert [e.seq for e in history] == list(range(1, len(history) + 1))
+        assert History.from_jsonl(history.to_jsonl()) == history

@@ -145,3 +145,17 @@ def test_lazy_payload_reads_like_the_dict_it_builds() -> None:
     assert event == Event(1, 0, EventKind.ATTEMPT_STARTED, "f", "r", None, None, None, None,
                           {"a": 1, "b": "x"})
     assert calls == [1]
+
+
+def test_a_pickled_lazy_payload_is_the_dict_whether_or_not_it_was_read() -> None:
+    import pickle
+
+    from dexviz.history.event import LazyPayload
+
+    def build(a: int) -> dict[str, object]:
+        return {"a": a}
+
+    unread, read = LazyPayload(build, 1), LazyPayload(build, 1)
+    assert read["a"] == 1
+    assert pickle.dumps(unread) == pickle.dumps(read)
+    assert pickle.loads(pickle.dumps(unread)) == {"a": 1}

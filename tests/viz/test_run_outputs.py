@@ -18,7 +18,7 @@ from dexviz.history import History
 from dexviz.viz.execution_view import execution_graph
 from dexviz.viz.run_outputs import summarize_run, write_run_outputs
 from dexviz.viz.timeline import timeline, timeline_svg
-from tests.analysis.factory import overlapping_token_history
+from tests.analysis.factory import early_release_history, overlapping_token_history
 from tests.analysis.runs import TOKEN, contract_edit_run
 
 pytest.importorskip("matplotlib")
@@ -117,3 +117,29 @@ def test_every_view_works_on_a_history_loaded_in_a_new_process(tmp_path, repo_ro
     assert child["svg"] == timeline_svg(timeline(history, channel=TOKEN))
     assert child["closed"] == "COMPLETED"
     assert child["pyplot"] is False  # the timeline never touches pyplot's global state
+
+
+def test_a_token_given_back_early_is_named_in_the_summary_the_file_and_fails_the_run(tmp_path):
+    history = early_release_history()
+    summary = summarize_run(history, channel=TOKEN)
+    assert not summary.ok and summary.report is not None and summary.report.ok
+    line = ("  SECTIONS OVERLAP EnterContractEdit-1 and EnterContractEdit-2: both inside from "
+            "2.000 s to 4.000 s (a chain still worked after giving the token back)")
+    assert str(summary).splitlines()[-1] == line
+    written = write_run_outputs(history, tmp_path, channel=TOKEN)
+    assert written["exclusive"].read_text(encoding="utf-8").splitlines()[-1] == line
+
+
+def test_overlapping_holdings_are_not_repeated_as_overlapping_sections():
+    text = str(summarize_run(overlapping_token_history(), channel=TOKEN))
+    assert "OVERLAP EnterContractEdit-1 and EnterContractEdit-2" in text
+    assert "SECTIONS OVERLAP" not in text
+
+
+def test_the_history_command_exits_1_when_sections_overlap(tmp_path, capsys):
+    from dexviz import cli
+
+    path = early_release_history().save(tmp_path / "history.jsonl")
+    assert cli.main(["history", str(path), "--channel", TOKEN]) == 1
+    assert "SECTIONS OVERLAP EnterContractEdit-1 and EnterContractEdit-2" in (
+        capsys.readouterr().out)

@@ -10,9 +10,10 @@ from tests.analysis.factory import (
     TOKEN,
     canceled_holder_history,
     contract_edit_history,
+    early_release_history,
     overlapping_token_history,
 )
-from tests.analysis.runs import contract_edit_run
+from tests.analysis.runs import broken_counterexample, contract_edit_run
 
 pytest.importorskip("matplotlib")
 
@@ -66,8 +67,39 @@ def test_overlapping_holders_get_a_second_lane_and_a_red_overlap():
     ((x0, x1, _, _),) = _boxes(figure, "overlap:")[
         "overlap:EnterContractEdit-1:EnterContractEdit-2"]
     assert (x0, x1) == pytest.approx((0.0, 4.0))
-    assert "1 OVERLAP" in figure.axes[0].get_title(loc="left")
-    assert "OVERLAP(S)" not in figure.axes[0].get_title(loc="left")
+    assert "2 holders overlap at t=0.000 s" in figure.axes[0].get_title(loc="left")
+
+
+def test_a_token_handed_back_early_shows_the_section_the_check_measures_and_its_overlap():
+    figure = timeline(early_release_history(), channel=TOKEN)
+    title = figure.axes[0].get_title(loc="left")
+    assert "no two holders overlap" not in title
+    assert "2 holders overlap at t=2.000 s" in title
+    sections = _boxes(figure, f"section:{TOKEN}:")
+    ((x0, x1, _, _),) = sections[f"section:{TOKEN}:EnterContractEdit-1"]
+    assert (x0, x1) == pytest.approx((0.0, 4.0))  # until SaveContractEdit-1 finished
+    ((h0, h1, _, _),) = _boxes(figure, f"holding:{TOKEN}:")[f"holding:{TOKEN}:EnterContractEdit-1"]
+    assert (h0, h1) == pytest.approx((0.0, 2.0))  # the holding ended at the early release
+    ((o0, o1, _, _),) = _boxes(figure, "overlap:")[
+        "overlap:EnterContractEdit-1:EnterContractEdit-2"]
+    assert (o0, o1) == pytest.approx((2.0, 4.0))
+
+
+def test_a_counterexample_timeline_marks_an_overlap_at_one_instant_and_who_is_still_inside():
+    run = broken_counterexample()
+    figure = timeline(run.history, channel=TOKEN)
+    title = figure.axes[0].get_title(loc="left")
+    assert "2 holders overlap at t=2.000 s" in title and "no two holders" not in title
+    assert "instant:overlap:EnterContractEdit-1:EnterContractEdit-2" in _boxes(figure, "instant:")
+    inside = {c.get_gid() for c in figure.axes[0].collections
+              if (c.get_gid() or "").startswith("inside:")}
+    assert inside == {f"inside:{TOKEN}:EnterContractEdit-{n}" for n in (1, 2)}
+
+
+def test_holders_that_never_overlap_say_so_and_sections_ending_at_the_release_get_no_box():
+    figure = timeline(contract_edit_history(), channel=TOKEN)
+    assert "no two holders overlap" in figure.axes[0].get_title(loc="left")
+    assert not _boxes(figure, "section:")  # each section is its holding: the bar shows it
 
 
 def test_failed_attempts_backoff_and_waits_are_drawn_where_they_happened():
