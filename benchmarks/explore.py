@@ -11,6 +11,13 @@ Goals (issue "Explore every interleaving"):
   the option counts met), and counted by running ``"dfs"`` without pruning to the end (at most
   ``--dfs-seconds``);
 - the broken variant's counterexample (3 reviewers) is found and shrunk in <= 10 s;
+- the stateful search (issue "Exploration at scale"): ContractEditFlow with 6 reviewers (one
+  withdraws) and one SaveContractEdit fault, no symmetry, proven in <= 30 s; 8 reviewers with
+  the 7 savers declared symmetric in <= 10 s; 12 with the 11 savers symmetric in <= 60 s; 7
+  without symmetry reported (states, time, peak memory); >= 5,000 transitions per CPU second
+  on the seed Flow; workers=2 >= 1.7x workers=1 and a Dask LocalCluster of two >= 0.9x
+  workers=2, with identical results (wall time: the speed-ups are about elapsed time, so the
+  machine's load average is printed beside them);
 - schedules per second on a Flow whose schedules are 30 transitions long (three branches of
   ten Steps each), for ``"random"`` walks and for ``"dfs"`` without and with state pruning
   (pruned schedules are shorter; each step then costs a fingerprint of the whole state).
@@ -24,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import random
 import statistics
 import sys
@@ -104,14 +112,111 @@ def knuth_estimate(flow: Flow[Any], input: Any, walks: int) -> float:
     return total / walks
 
 
+def stateful(count: int, symmetric: bool, workers: int = 1, cluster: Any = None) -> Any:
+    """ContractEditFlow, ``count`` reviewers (one withdraws) + 1 SaveContractEdit fault."""
+    edits = reviewers(count)
+    return explore(
+        ContractEditFlow(), edits, check=CHECKS, faults=BUDGET, strategy="stateful",
+        progress=False, workers=workers, cluster=cluster,
+        symmetric=[edits[:-1]] if symmetric else None, max_schedules=STATE_BOUND,
+    )  # fmt: skip
+
+
+STATE_BOUND = 5_000_000
+"""States a stateful benchmark run may expand: far above any row's, so every row is a proof."""
+
+
+def _stateful_row(
+    label: str, report: Any, wall: float, cpu: float, goal: float | None
+) -> tuple[bool, tuple[str, str, str]]:
+    counts = report.stateful
+    met = report.proven and (goal is None or wall <= goal)
+    text = (f"{counts.expanded:,} states, {counts.transitions:,} transitions, depth "
+            f"{counts.depth}, pruned by {dict(counts.pruned_by)}, proven={report.proven}, "
+            f"{wall:.1f} s wall / {cpu:.1f} s CPU, {counts.transitions / cpu:,.0f} transitions "
+            f"per CPU s, peak {counts.peak_rss_mb:.0f} MiB, workers={counts.workers}")  # fmt: skip
+    verdict = "reported" if goal is None else f"<= {goal:g} s wall: {'met' if met else 'MISSED'}"
+    return met, (label, text, verdict)
+
+
+def stateful_goals(args: argparse.Namespace) -> tuple[bool, list[tuple[str, str, str]]]:
+    """The goal rows of issue #22 (exploration at scale)."""
+    ok, rows = True, []
+    for count, symmetric, goal in ((6, False, 30.0), (8, True, 10.0), (12, True, 60.0),
+                                   (7, False, None)):  # fmt: skip
+        if count > args.max_reviewers:
+            continue
+        report, wall, cpu = timed(lambda c=count, s=symmetric: stateful(c, s, args.workers), 1)
+        label = f"stateful, {count} reviewers + 1 fault" + (
+            f", {count - 1} savers symmetric" if symmetric else ", no symmetry")
+        met, row = _stateful_row(label, report, wall, cpu, goal)
+        ok &= met or goal is None
+        rows.append(row)
+    seed, wall, cpu = timed(lambda: stateful(4, False, 1), 1)
+    rate = seed.stateful.transitions / cpu
+    ok &= rate >= 5_000
+    rows.append(("stateful, seed Flow (4 reviewers), transitions per CPU second",
+                 f"{rate:,.0f} ({seed.stateful.transitions:,} in {cpu:.2f} s CPU)",
+                 f">= 5,000: {'met' if rate >= 5_000 else 'MISSED'}"))  # fmt: skip
+    ok &= _speedups(args, rows)
+    return ok, rows
+
+
+def _speedups(args: argparse.Namespace, rows: list[tuple[str, str, str]]) -> bool:
+    """workers=2 / workers=1 and Dask LocalCluster / workers=2, on one Flow, in wall time."""
+    count = args.speedup_reviewers
+    one, wall_one, _ = timed(lambda: stateful(count, False, 1), 1)
+    two, wall_two, _ = timed(lambda: stateful(count, False, 2), 1)
+    same = (two.verdict(), two.distinct_states, two.terminal_states) == (
+        one.verdict(), one.distinct_states, one.terminal_states)
+    speed = wall_one / wall_two
+    rows.append((f"stateful, {count} reviewers, workers=2 / workers=1 (wall)",
+                 f"{speed:.2f}x ({wall_one:.1f} s / {wall_two:.1f} s), identical={same}, "
+                 f"load {_load()}", f">= 1.7: {'met' if speed >= 1.7 else 'MISSED'}"))  # fmt: skip
+    ok = same and speed >= 1.7
+    try:
+        from distributed import Client, LocalCluster
+    except ImportError:
+        rows.append(("stateful, Dask LocalCluster / workers=2", "distributed not installed", "-"))
+        return ok
+    cluster = LocalCluster(n_workers=2, threads_per_worker=1, host="127.0.0.1",
+                           dashboard_address=None, processes=True)  # fmt: skip
+    with cluster, Client(cluster) as client:
+        dask, wall_dask, _ = timed(lambda: stateful(count, False, cluster=client), 1)
+    same = (dask.verdict(), dask.distinct_states, dask.terminal_states) == (
+        one.verdict(), one.distinct_states, one.terminal_states)
+    ratio = wall_two / wall_dask
+    rows.append((f"stateful, {count} reviewers, Dask LocalCluster(2) / workers=2 (wall)",
+                 f"{ratio:.2f}x ({wall_two:.1f} s / {wall_dask:.1f} s), identical={same}",
+                 f">= 0.9: {'met' if ratio >= 0.9 else 'MISSED'}"))  # fmt: skip
+    return ok and same and ratio >= 0.9
+
+
+def _load() -> str:
+    return f"{os.getloadavg()[0]:.2f}" if hasattr(os, "getloadavg") else "?"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--walks", type=int, default=300)
     parser.add_argument("--dfs-seconds", type=float, default=300.0)
+    parser.add_argument("--max-reviewers", type=int, default=12,
+                        help="stateful rows: skip those with more reviewers")
+    parser.add_argument("--workers", type=int, default=1,
+                        help="stateful goal rows: worker processes (the goals are for 1)")
+    parser.add_argument("--speedup-reviewers", type=int, default=5,
+                        help="the Flow size of the workers=2 and Dask speed rows")
+    parser.add_argument("--only-stateful", action="store_true",
+                        help="run only the stateful (issue #22) rows")
     args = parser.parse_args()
     ok = True
     rows: list[tuple[str, str, str]] = []
+    met, found = stateful_goals(args)
+    ok &= met
+    rows.extend(found)
+    if args.only_stateful:
+        return _print(rows, ok)
 
     proof, wall, cpu = timed(lambda: explore(ContractEditFlow(), reviewers(3), check=CHECKS,
                                              faults=BUDGET, progress=False), args.runs)
@@ -178,9 +283,13 @@ def main() -> int:
                      f"{sampled.schedules / wall:.0f} schedules/s "
                      f"({sampled.schedules / cpu:.0f} per CPU s)", "measured"))
 
+    return _print(rows, ok)
+
+
+def _print(rows: list[tuple[str, str, str]], ok: bool) -> int:
     width = max(len(r[0]) for r in rows)
     for name, value, goal in rows:
-        print(f"{name:<{width}}  {value}  [{goal}]")
+        print(f"{name:<{width}}  {value}  [{goal}]", flush=True)
     return 0 if ok else 1
 
 

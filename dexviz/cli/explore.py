@@ -64,8 +64,9 @@ def add_explore_parser(subparsers: Any) -> None:
     explore.add_argument("--no-prune", dest="prune", action="store_false",
                          help="dfs and dpor: run on past states already explored (to compare "
                               "counts or debug the pruning)")
-    explore.add_argument("--workers", type=positive_int, default=1, metavar="N",
-                         help="stateful: expand each level on N processes (same results)")
+    explore.add_argument("--workers", type=positive_int, metavar="N",
+                         help="stateful: expand each level on N processes (default: the "
+                              "machine's cores; the results are the same for any N)")
     explore.add_argument("--cluster", metavar="ADDRESS",
                          help="stateful: expand on the Dask scheduler at ADDRESS "
                               "(tcp://host:8786; needs dexviz[cluster])")
@@ -124,7 +125,7 @@ def parse_budget(values: list[str]) -> Any:
 
 
 def _parallel(args: argparse.Namespace) -> dict[str, Any]:
-    if (args.workers != 1 or args.cluster) and args.strategy != "stateful":
+    if (args.workers not in (None, 1) or args.cluster) and args.strategy != "stateful":
         raise UsageError("--workers and --cluster need --strategy stateful")
     return {"workers": args.workers, "cluster": args.cluster}
 

@@ -286,6 +286,15 @@ class Engine:
             raise KeyError(f"no Flow {flow_id!r} in this engine")
         return self._rt.result(flow_id)
 
+    @property
+    def runtime(self) -> Runtime:
+        """The simulation behind this engine, for in-process tools.
+
+        ``dexviz.explore`` reads and drives its state unit by unit; applications use the
+        client instead.
+        """
+        return self._rt
+
     def snapshot(self) -> EngineSnapshot:
         """An independent, picklable copy of the whole simulation at this point.
 

@@ -323,4 +323,9 @@ def restore(rt: Runtime, snapshot: EngineSnapshot) -> None:
     if rt.closed:
         raise SnapshotError("this engine is closed (or crashed): create a new one to restore into")
     _checked(rt)  # the same checks as a snapshot: simulation, in-memory store
+    if rt._loop is not None and rt._loop.pending_tasks():
+        # The coroutines in flight belong to the state being replaced (their wakeups go with
+        # its timers): dropped as a dying process would, so the restored engine can snapshot.
+        rt._loop.abandon()
+        rt._loop = None
     snapshot.state_for(rt).install(rt)

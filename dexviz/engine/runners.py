@@ -157,6 +157,11 @@ class DeferredCall(Coroutine[Any, Any, Any]):
         """Whether the handler was called (or this call was closed before it)."""
         return self._args is None
 
+    @property
+    def coroutine(self) -> Coroutine[Any, Any, Any] | None:
+        """The handler's coroutine once it was called (read by the explorer), else None."""
+        return self._running
+
     def _start(self) -> Coroutine[Any, Any, Any]:
         args, self._args = self._args, None
         if args is None:

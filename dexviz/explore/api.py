@@ -8,6 +8,7 @@ is shrunk to its shortest trace.
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -18,19 +19,15 @@ from dexviz.engine.engine import as_registry
 from dexviz.explore.actions import Action
 from dexviz.explore.check_names import validate_names
 from dexviz.explore.checks import Check, as_check
+from dexviz.explore.parallel import default_workers
 from dexviz.explore.progress import Progress
 from dexviz.explore.randomized import PctBound, PctPolicy, RandomPolicy
-from dexviz.explore.report import GRAPH_LIMIT, ExplorationReport, StateGraph
+from dexviz.explore.report import GRAPH_KEEP, ExplorationReport, StateGraph
 from dexviz.explore.run_stateful import stateful_report
-from dexviz.explore.schedule import (
-    DEFAULT_MAX_DEPTH,
-    Policy,
-    ScheduleResult,
-    Setup,
-    clock,
-    run_schedule,
-)
+from dexviz.explore.schedule import clock, run_schedule
+from dexviz.explore.schedule_records import DEFAULT_MAX_DEPTH, Policy, ScheduleResult, Setup
 from dexviz.explore.search import Node, TreePolicy, advance, schedule_done
+from dexviz.explore.symmetry import Symmetry
 from dexviz.explore.violation import Violation, shrink
 from dexviz.explore.visits import Visits
 from dexviz.sdk.flow import Flow
@@ -78,7 +75,7 @@ class _Tally:
             self.graph.add_path(result.initial.digest, path)
             if result.found is not None and result.final is not None:
                 self.graph.violating.add(result.final.digest)
-            if len(self.graph) > GRAPH_LIMIT:
+            if len(self.graph) > GRAPH_KEEP:
                 self.graph = None
         if result.found is not None:
             self.found.append(result)
@@ -137,8 +134,9 @@ def explore(
     max_violations: int = 1,
     progress: bool = True,
     prune: bool = True,
-    workers: int = 1,
+    workers: int | None = None,
     cluster: Any = None,
+    symmetric: Sequence[Sequence[Any]] | None = None,
 ) -> ExplorationReport:
     """Run ``flow`` with ``input`` under every schedule (or a sample) and check ``check``.
 
@@ -164,9 +162,14 @@ def explore(
         flow: The Flow to start when ``flow_or_flows`` holds several (default: the first).
         flow_id: The id the Flow is started with.
         workers: ``"stateful"``: worker processes that expand each breadth-first level
-            (the verdict, counts and counterexample are the same for any number).
+            (default: the machine's cores; the verdict, counts and counterexample are the
+            same for any number).
         cluster: ``"stateful"``: a ``dask.distributed.Client`` or a scheduler address
             (``"tcp://host:8786"``) whose workers expand the levels instead.
+        symmetric: ``"stateful"``: groups of input values the Flow treats alike (each a list,
+            e.g. ``[edits[:7]]``): states that differ by a permutation of a group's values,
+            wherever they appear, are one state (TLC's SYMMETRY). A violation is still
+            replayed with the concrete values.
 
     Returns:
         An ExplorationReport; ``report.violations[0].replay()`` re-runs the counterexample.
@@ -177,17 +180,26 @@ def explore(
         if value is not None and value < 1:
             raise ValueError(f"{name} must be >= 1, got {value}")
     setup = _setup(flow_or_flows, input, check, actions, faults, max_depth, flow, flow_id)
+    symmetry = Symmetry.of(symmetric)
+    if symmetry is not None:
+        setup = dataclasses.replace(setup, symmetry=symmetry)
     started = clock()
     deadline = None if time_budget is None else started + time_budget
     tally = _Tally()
     bar = Progress(max_schedules, progress)
     if strategy == "stateful":
         try:
-            return stateful_report(setup, workers, cluster, max_schedules, deadline, started, bar)
+            return stateful_report(
+                setup, default_workers() if workers is None else workers, cluster, max_schedules,
+                deadline, started, bar,
+            )  # fmt: skip
         finally:
             bar.close()
-    if workers != 1 or cluster is not None:
-        raise ValueError(f"workers and cluster need strategy='stateful', not {strategy!r}")
+    if workers not in (None, 1) or cluster is not None or symmetry is not None:
+        bar.close()
+        raise ValueError(
+            f"workers, cluster and symmetric need strategy='stateful', not {strategy!r}"
+        )
     try:
         if strategy in ("dfs", "dpor"):
             stopped, complete = _tree(setup, strategy == "dpor", tally, bar, max_schedules,

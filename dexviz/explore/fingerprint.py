@@ -43,6 +43,10 @@ from dexviz.engine.time_travel import TimeTravel
 from dexviz.engine.timeouts import FlowTimeouts
 from dexviz.engine.units import Unit
 from dexviz.engine.waits import WaitManager
+from dexviz.explore.coroutines import (
+    describe_context,
+)
+from dexviz.sdk.context import Context
 from dexviz.sdk.options import StepOptions
 
 
@@ -64,13 +68,13 @@ _EXECUTION_SKIPPED = frozenset(
      "_reserved", "last_failure"}
 )  # fmt: skip
 # FlowRun fields that are names or history bookkeeping, not behaviour.
-_RUN_SKIPPED = frozenset(
+RUN_SKIPPED = frozenset(
     {"definition", "executions", "_queues", "_first_waiters", "_more_waiters", "message_count",
      "seq", "message_ids", "run_id", "started_ns", "active_count", "request_id"}
 )  # fmt: skip
 
 
-_ADDRESS = " at 0x"
+ADDRESS = " at 0x"
 """In a default repr: the object is named, not described, so the state has no fingerprint."""
 
 
@@ -87,9 +91,18 @@ def _cell(item: Any) -> Any:
         return ("service", type(item).__name__)
     if isinstance(item, (tuple, list)):
         return tuple(_cell(i) for i in item)
+    if isinstance(item, Context):
+        return describe_context(item)
+    if _frozen_record(item):
+        return item  # a frozen record: its repr is its value
     if callable(item):
         return unit(item)
     raise Opaque(type(item).__qualname__)
+
+
+def _frozen_record(item: Any) -> bool:
+    params = getattr(type(item), "__dataclass_params__", None)
+    return params is not None and bool(params.frozen)
 
 
 def unit(item: Any) -> Any:
@@ -103,7 +116,8 @@ def unit(item: Any) -> Any:
     raise Opaque(type(item).__qualname__)
 
 
-def _messages(messages: Iterable[Message], rank: dict[int, int]) -> tuple[Any, ...]:
+def describe_messages(messages: Iterable[Message], rank: dict[int, int]) -> tuple[Any, ...]:
+    """Messages by rank, Channel and value."""
     return tuple((rank[m.number], m.channel, m.value) for m in messages)
 
 
@@ -114,13 +128,13 @@ def _plain(item: Any) -> Any:
     return item
 
 
-_EXECUTION_NAMES = tuple(
+EXECUTION_NAMES = tuple(
     n for n in Execution.__slots__ if n != "__dict__" and n not in _EXECUTION_SKIPPED
 )
-_RUN_NAMES = tuple(n for n in FlowRun.__slots__ if n != "__dict__" and n not in _RUN_SKIPPED)
+RUN_NAMES = tuple(n for n in FlowRun.__slots__ if n != "__dict__" and n not in RUN_SKIPPED)
 
 
-class _Fields:
+class Fields:
     """Reads an object's slots in one C call, and what it set beyond them.
 
     Dicts are shown in insertion order (not sorted): the engine and handlers may walk them in
@@ -134,12 +148,52 @@ class _Fields:
         self.skipped = skipped
 
     def __call__(self, item: Any) -> tuple[Any, ...]:
-        slots = self.read(item)
+        """The slots' values and the extra attributes of ``item``."""
+        slots = tuple(map(frozen_text, self.read(item)))
         if self.options is not None:
             slots = (*slots[: self.options], _options(slots[self.options]),
                      *slots[self.options + 1 :])  # fmt: skip
         extras = [(k, _plain(v)) for k, v in vars(item).items() if k not in self.skipped]
         return (slots, tuple(extras))
+
+
+class _Text:
+    """A value's repr made once: shown as that text inside a larger repr."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+_IMMUTABLE = (str, int, float, bool, bytes, type(None))
+_TEXTS: dict[int, tuple[Any, _Text]] = {}
+MAX_TEXTS = 200_000
+"""Cached reprs kept (each holds its value, so ids are not reused while cached)."""
+
+
+def frozen_text(value: Any) -> Any:
+    """``value``, or its repr made once when it is a frozen dataclass of immutable fields.
+
+    Inputs and messages are such records, shared by the states of an exploration (a snapshot
+    copies only mutable parts); a record with a mutable field is shown afresh every time.
+    """
+    params = getattr(type(value), "__dataclass_params__", None)
+    if params is None or not params.frozen:
+        return value
+    found = _TEXTS.get(id(value))
+    if found is not None and found[0] is value:
+        return found[1]
+    fields = vars(value).values() if hasattr(value, "__dict__") else ()
+    if not all(isinstance(f, _IMMUTABLE) or frozen_text(f) is not f for f in fields):
+        return value
+    if len(_TEXTS) >= MAX_TEXTS:
+        _TEXTS.clear()
+    text = _TEXTS[id(value)] = (value, _Text(repr(value)))
+    return text[1]
 
 
 _OPTIONS: dict[int, tuple[StepOptions, str]] = {}
@@ -156,17 +210,19 @@ def _options(options: Any) -> Any:
     return found[1]
 
 
-_EXECUTION_FIELDS = _Fields(_EXECUTION_NAMES, _EXECUTION_SKIPPED)
-_RUN_FIELDS = _Fields(_RUN_NAMES, _RUN_SKIPPED)
+_EXECUTION_FIELDS = Fields(EXECUTION_NAMES, _EXECUTION_SKIPPED)
+_RUN_FIELDS = Fields(RUN_NAMES, RUN_SKIPPED)
 
 
-def _running(ex: Execution) -> bool:
+def running(ex: Execution) -> bool:
+    """Whether the execution's coroutine handler is in flight."""
     task = ex.task
     return task is not None and not (callable(getattr(task, "done", None)) and task.done())
 
 
-def _execution(ex: Execution, rank: dict[int, int]) -> tuple[Any, ...]:
-    reserved = tuple((k, _messages(ms, rank)) for k, ms in ex.held_messages.items())
+def describe_execution(ex: Execution, rank: dict[int, int]) -> tuple[Any, ...]:
+    """An execution as the state sees it: its fields, held messages, timers and handles."""
+    reserved = tuple((k, describe_messages(ms, rank)) for k, ms in ex.held_messages.items())
     timers = tuple(_cell(t) for t in ex.started_timers)
     handles = (ex.pending_unit is not None, ex.method_timeout is not None,
                ex.heartbeat_timer is not None)  # fmt: skip
@@ -174,7 +230,8 @@ def _execution(ex: Execution, rank: dict[int, int]) -> tuple[Any, ...]:
             handles, ex.last_failure)  # fmt: skip
 
 
-def _ranks(run: FlowRun) -> dict[int, int]:
+def message_ranks(run: FlowRun) -> dict[int, int]:
+    """Each queued or held message's place in publication order (its number is a name)."""
     numbers = [m.number for q in run.queues_view.values() for m in q]
     numbers += [m.number for ex in run.executions.values() for ms in ex.held_messages.values()
                 for m in ms]  # fmt: skip
@@ -182,13 +239,13 @@ def _ranks(run: FlowRun) -> dict[int, int]:
 
 
 def _run(run: FlowRun) -> tuple[Any, ...]:
-    rank = _ranks(run)
-    queues = tuple((k, _messages(q, rank)) for k, q in run.queues_view.items() if q)
+    rank = message_ranks(run)
+    queues = tuple((k, describe_messages(q, rank)) for k, q in run.queues_view.items() if q)
     waiters = tuple(sorted((k, tuple(sorted(w.execution_id for w in ws)))
                            for k, ws in run.waiters.items()))  # fmt: skip
     # In creation order: the engine walks executions in it (closing, victims) and lock queues
     # may depend on which goes first.
-    executions = tuple((k, _execution(ex, rank)) for k, ex in run.executions.items())
+    executions = tuple((k, describe_execution(ex, rank)) for k, ex in run.executions.items())
     return (_RUN_FIELDS(run), queues, waiters, executions)
 
 
@@ -198,13 +255,15 @@ def _scheduler(sim: Scheduler) -> tuple[Any, ...]:
     return (sim.now_ns, tuple(ready), tuple(timers))
 
 
-def _faults(plan: FaultPlan) -> int:
+def faults_left(plan: FaultPlan) -> int:
+    """The failures the budget has spent (a plan with explicit rules is opaque)."""
     if plan.failures or plan.cancellations or plan.hung or plan.crash_after is not None:
         raise Opaque("a fault plan with explicit rules")
     return plan.spent
 
 
-def _runtime(rt: Runtime) -> tuple[Any, ...]:
+def one_run(rt: Runtime, coroutines: bool = False) -> FlowRun:
+    """The one simulated Flow run; ``coroutines``: a running handler is described, not opaque."""
     sim = rt.sim
     if sim is None or len(rt.runs) != 1 or rt.previous_runs or rt.stale_skips:
         raise Opaque("not one simulated Flow run")
@@ -212,16 +271,23 @@ def _runtime(rt: Runtime) -> tuple[Any, ...]:
         # A pending request, or a threshold counted in events (which are names here).
         raise Opaque("continue-as-new pending")
     (run,) = rt.runs.values()
-    # Cheap refusals first: most states of a Flow with coroutine handlers have one running.
-    if any(map(_running, run.executions.values())):
+    if not coroutines and any(map(running, run.executions.values())):
         raise Opaque("a coroutine handler is running")
+    return run
+
+
+def _runtime(rt: Runtime) -> tuple[Any, ...]:
+    # Cheap refusals first: most states of a Flow with coroutine handlers have one running.
+    run = one_run(rt)
+    sim = rt.sim
+    assert sim is not None
     scheduler = _scheduler(sim)
     locks = tuple(sorted(
         (flow_id, tuple(sorted(table.held.items())),
          tuple((keys, owner, unit(resume)) for keys, owner, resume in table.waiting))
         for flow_id, table in rt.lock_tables.items()
     ))  # fmt: skip
-    return (_run(run), scheduler, locks, _faults(rt.faults))
+    return (_run(run), scheduler, locks, faults_left(rt.faults))
 
 
 def fingerprint(rt: Runtime, outside: Sequence[Any]) -> str | None:
@@ -233,6 +299,6 @@ def fingerprint(rt: Runtime, outside: Sequence[Any]) -> str | None:
         text = repr((_runtime(rt), tuple(outside)))
     except Opaque:
         return None
-    if _ADDRESS in text:
+    if ADDRESS in text:
         return None
     return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()

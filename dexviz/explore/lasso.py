@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from dexviz.explore.schedule import ChoiceRecord
+from dexviz.explore.schedule_records import ChoiceRecord
 from dexviz.explore.state_driver import Driver, Point, Transition
 from dexviz.explore.state_graph import Edge, Node
 

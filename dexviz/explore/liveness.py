@@ -35,7 +35,7 @@ from dexviz.explore.fairness import components, is_fair, loop_through
 from dexviz.explore.lasso import Lasso, resolve
 from dexviz.explore.live_state import live_key
 from dexviz.explore.report import GRAPH_LIMIT, ExplorationReport, StateGraph
-from dexviz.explore.schedule import DEFAULT_MAX_DEPTH, ChoiceRecord, Setup
+from dexviz.explore.schedule_records import DEFAULT_MAX_DEPTH, ChoiceRecord, Setup
 from dexviz.explore.state_driver import Driver
 from dexviz.explore.state_graph import Node, StateGraphSearch
 from dexviz.explore.violation import Violation, replay

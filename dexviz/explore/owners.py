@@ -10,6 +10,8 @@ is a Task's step, or a future a Task waits on. The Task maps back to its executi
 from __future__ import annotations
 
 import asyncio
+import gc
+import inspect
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
@@ -18,11 +20,15 @@ from dexviz.engine.loop import LoopCallback
 from dexviz.engine.units import Unit
 
 
-def _tasks(handle: asyncio.Handle) -> Iterator[asyncio.Task[Any]]:
+def tasks_of(handle: asyncio.Handle) -> Iterator[asyncio.Task[Any]]:
+    """The Tasks an asyncio callback resumes: its own Task's step, or the waiters of a future."""
     callback = getattr(handle, "_callback", None)
     owner = getattr(callback, "__self__", None)
     if isinstance(owner, asyncio.Task):
         yield owner
+    elif callback is not None and not inspect.isfunction(callback):
+        # The C Task's step wrapper exposes its Task only as a reference it holds.
+        yield from (r for r in gc.get_referents(callback) if isinstance(r, asyncio.Task))
     for argument in getattr(handle, "_args", None) or ():
         if isinstance(argument, asyncio.Task):
             yield argument
@@ -41,7 +47,7 @@ def owner_of(unit: Callable[[], None], tasks: Mapping[asyncio.Task[Any], str]) -
         ex = unit.execution
         return ex.execution_id if ex is not None else None
     if isinstance(unit, LoopCallback):
-        for task in _tasks(unit.handle):
+        for task in tasks_of(unit.handle):
             found = tasks.get(task)
             if found is not None:
                 return found

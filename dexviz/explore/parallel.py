@@ -8,69 +8,51 @@ counts and the counterexample are the same as with one process.
 
 from __future__ import annotations
 
-import multiprocessing
+import os
+import pickle
 from collections.abc import Iterator, Sequence
-from concurrent.futures import Executor, ProcessPoolExecutor
 from contextlib import contextmanager
 from typing import Any
 
-from dexviz.explore.schedule import Setup
-from dexviz.explore.stateful import Expander, Expansion, LocalExpander, ReplayHandle, expand
+from dexviz.explore.affine_pool import AffinePool
+from dexviz.explore.schedule_records import Setup
+from dexviz.explore.stateful import Expander, Expansion, LocalExpander, StateHandle
 
-__all__ = ["BATCHES_PER_WORKER", "DaskExpander", "PoolExpander", "expander_for"]
+__all__ = [
+    "BATCHES_PER_WORKER", "DaskExpander", "default_workers", "expander_for",
+]
 
 BATCHES_PER_WORKER = 4
 """A level is cut into this many batches per worker: enough to balance uneven states."""
 MIN_PARALLEL = 8
 """Levels smaller than this per worker are expanded in this process (shipping costs more)."""
 
-_SETUP: Setup | None = None
+def default_workers() -> int:
+    """The machine's cores (those this process may use): ``explore``'s default ``workers``."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - macOS and Windows have no affinity call
+        return max(1, os.cpu_count() or 1)
 
 
-def _init(setup: Setup) -> None:
-    global _SETUP
-    _SETUP = setup
+_BENCHES: dict[bytes, LocalExpander] = {}
+"""On a Dask worker: one engine per exploration (keyed by its Setup's pickle), kept for the
+worker's life so that batches after the first reuse it."""
 
 
-def _expand_batch(handles: Sequence[ReplayHandle]) -> list[Expansion]:
-    assert _SETUP is not None, "the worker was not initialised with a Setup"
-    return [expand(_SETUP, handle) for handle in handles]
+def _expand_with(setup: Setup, handles: Sequence[StateHandle]) -> list[Expansion]:
+    key = pickle.dumps(setup)
+    local = _BENCHES.get(key)
+    if local is None:
+        _BENCHES.clear()  # one exploration at a time: the previous one is over
+        local = _BENCHES[key] = LocalExpander(setup)
+    return local.expand_all(handles)
 
 
-def _expand_with(setup: Setup, handles: Sequence[ReplayHandle]) -> list[Expansion]:
-    return [expand(setup, handle) for handle in handles]
-
-
-def batches(handles: Sequence[ReplayHandle], workers: int) -> list[Sequence[ReplayHandle]]:
+def batches(handles: Sequence[StateHandle], workers: int) -> list[Sequence[StateHandle]]:
     """``handles`` cut into consecutive batches, about ``BATCHES_PER_WORKER`` per worker."""
     size = max(1, -(-len(handles) // (workers * BATCHES_PER_WORKER)))
     return [handles[i : i + size] for i in range(0, len(handles), size)]
-
-
-class PoolExpander:
-    """Expands levels on ``workers`` processes, each holding the Setup from its start."""
-
-    def __init__(self, setup: Setup, workers: int) -> None:
-        self.workers = workers
-        self._local = LocalExpander(setup)
-        methods = multiprocessing.get_all_start_methods()
-        context = multiprocessing.get_context("fork" if "fork" in methods else None)
-        self._pool: Executor = ProcessPoolExecutor(
-            workers, mp_context=context, initializer=_init, initargs=(setup,)
-        )
-
-    def expand_all(self, handles: Sequence[ReplayHandle]) -> list[Expansion]:
-        """The level's expansions, in order."""
-        if len(handles) < MIN_PARALLEL * self.workers:
-            return self._local.expand_all(handles)
-        out: list[Expansion] = []
-        for part in self._pool.map(_expand_batch, batches(handles, self.workers)):
-            out.extend(part)
-        return out
-
-    def close(self) -> None:
-        """Stop the worker processes."""
-        self._pool.shutdown(cancel_futures=True)
 
 
 class DaskExpander:
@@ -89,7 +71,7 @@ class DaskExpander:
         self._local = LocalExpander(setup)
         [self._setup] = self._client.scatter([setup], broadcast=True)
 
-    def expand_all(self, handles: Sequence[ReplayHandle]) -> list[Expansion]:
+    def expand_all(self, handles: Sequence[StateHandle]) -> list[Expansion]:
         """The level's expansions, in order."""
         if len(handles) < MIN_PARALLEL * self.workers:
             return self._local.expand_all(handles)
@@ -113,9 +95,9 @@ def expander_for(setup: Setup, workers: int, cluster: Any) -> Iterator[Expander]
     if not isinstance(workers, int) or workers < 1:
         raise ValueError(f"workers must be a whole number >= 1, got {workers!r}")
     if cluster is not None:
-        expander: DaskExpander | PoolExpander = DaskExpander(setup, cluster)
+        expander: DaskExpander | AffinePool = DaskExpander(setup, cluster)
     elif workers > 1:
-        expander = PoolExpander(setup, workers)
+        expander = AffinePool(setup, workers)
     else:
         yield LocalExpander(setup)
         return

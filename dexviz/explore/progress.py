@@ -6,6 +6,7 @@ Neither is required: without them (or with ``progress=False``) nothing is shown.
 from __future__ import annotations
 
 import sys
+import time
 from typing import Any
 
 from dexviz.history._plural import plural
@@ -19,6 +20,7 @@ class Progress:
         self._widget: Any = None
         self.count = 0
         self.text = ""
+        self.started = time.perf_counter()
         if enabled:
             self._open(total)
 
@@ -42,26 +44,40 @@ class Progress:
     def update(
         self, schedules: int, states: int, violations: int, pruned: int | None = None
     ) -> None:
-        """Show the latest counts (``pruned``: schedules stopped at a state explored already)."""
-        step = schedules - self.count
-        self.count = schedules
+        """Show the latest counts; ``pruned``: states pruned (schedules cut at a known state)."""
         text = (f"{plural(schedules, 'schedule')}, {plural(states, 'state')}, "
                 f"{plural(violations, 'violation')}")  # fmt: skip
         if pruned is not None:
-            text += f", {pruned} pruned"
+            text += f", {plural(pruned, 'state')} pruned"
+        self._show(schedules, text, plural(states, "state"))
+
+    def update_states(
+        self, states: int, transitions: int, pruned: int, frontier: int, violations: int
+    ) -> None:
+        """Show a stateful search's counts: states, their rate, the frontier, states pruned."""
+        elapsed = time.perf_counter() - self.started
+        rate = states / elapsed if elapsed > 0 else 0.0
+        text = (f"{plural(states, 'state')} ({rate:,.0f}/s), {plural(transitions, 'transition')}, "
+                f"frontier {frontier:,}, {plural(pruned, 'state')} pruned, "
+                f"{plural(violations, 'violation')}")  # fmt: skip
+        self._show(states, text, f"{rate:,.0f} states/s, frontier {frontier:,}")
+
+    def _show(self, count: int, text: str, postfix: str) -> None:
+        step = count - self.count
+        self.count = count
         self.text = text
         if self._bar is not None:
             self._bar.update(step)
-            self._bar.set_postfix_str(plural(states, "state"))
+            self._bar.set_postfix_str(postfix)
         if self._widget is not None:
-            self._widget.update(schedules, text)
+            self._widget.update(count, text)
 
     def close(self) -> None:
-        """Remove the bar (a widget keeps its last counts)."""
+        """Remove the bar; a notebook widget is replaced by a line of the final counts."""
         if self._bar is not None:
             self._bar.close()
         if self._widget is not None:
-            self._widget.close(self.count)
+            self._widget.close(self.count, f"explored: {self.text}")
 
 
 def _in_jupyter() -> bool:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from dexviz.explore.schedule import Option, StepRecord
+from dexviz.explore.schedule_records import Option, StepRecord
 
 
 class RandomPolicy:

@@ -9,14 +9,23 @@ from typing import Any
 from dexviz.explore.parallel import expander_for
 from dexviz.explore.progress import Progress
 from dexviz.explore.report import ExplorationReport, StatefulCounts
-from dexviz.explore.schedule import Setup, clock
+from dexviz.explore.schedule import clock
+from dexviz.explore.schedule_records import Setup
 from dexviz.explore.stateful import Frontier, search
 from dexviz.explore.violation import Violation, replay
 
 __all__ = ["stateful_report"]
 
-REDUCTIONS = ("seen-set (each distinct state expanded once)",)
-"""The reductions the stateful search applies, as the report names them."""
+def reductions(setup: Setup) -> tuple[str, ...]:
+    """The reductions a stateful search of ``setup`` applies, as the report names them."""
+    applied = [
+        "seen-set (each distinct state expanded once)",
+        "canonical numbering (executions named by lineage, not Type-N)",
+    ]
+    if setup.symmetry is not None:
+        groups = ", ".join(str(len(g)) for g in setup.symmetry.groups)
+        applied.append(f"symmetry (declared groups of {groups} values)")
+    return tuple(applied)
 
 
 def _stop_reason(frontier: Frontier, max_states: int | None, deadline: float | None) -> str | None:
@@ -28,9 +37,11 @@ def _stop_reason(frontier: Frontier, max_states: int | None, deadline: float | N
 
 
 def _peak_rss_mb() -> float:
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    """This process's peak resident memory plus the largest worker process's, in MiB."""
+    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    workers = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     # Linux reports KiB, macOS bytes.
-    return round(peak / (1024 * 1024 if sys.platform == "darwin" else 1024), 1)
+    return round((own + workers) / (1024 * 1024 if sys.platform == "darwin" else 1024), 1)
 
 
 def stateful_report(
@@ -41,8 +52,8 @@ def stateful_report(
     frontier = Frontier()
 
     def stop(seen: Frontier) -> str | None:
-        bar.update(seen.transitions, seen.distinct, 0 if seen.violation is None else 1,
-                   seen.merged)
+        bar.update_states(seen.distinct, seen.transitions, seen.merged, seen.frontier,
+                          0 if seen.violation is None else 1)  # fmt: skip
         return _stop_reason(seen, max_states, deadline)
 
     with expander_for(setup, workers, cluster) as expander:
@@ -55,10 +66,15 @@ def stateful_report(
     wall = clock() - started
     counts = StatefulCounts(
         frontier.distinct, frontier.transitions, frontier.merged, frontier.depth, used,
-        REDUCTIONS, round(frontier.transitions / wall, 1) if wall > 0 else 0.0, _peak_rss_mb(),
-    )
+        reductions(setup), _rate(frontier.transitions, wall), _peak_rss_mb(),
+        tuple(frontier.pruned_by.items()), _rate(frontier.distinct, wall), frontier.frontier,
+    )  # fmt: skip
     return ExplorationReport(
         "stateful", frontier.transitions, len(frontier.states), 0, stopped is None, wall,
         violations, frozenset(frontier.terminal), tuple(c.name for c in setup.checks), None,
         stopped, frontier.depth_bounded, frontier.graph, frontier.merged, counts,
-    )
+    )  # fmt: skip
+
+
+def _rate(count: int, seconds: float) -> float:
+    return round(count / seconds, 1) if seconds > 0 else 0.0

@@ -10,138 +10,43 @@ state, then runs the checks. Waiter and fault choices inside a step go to the sa
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import pickle
 import time
-from collections.abc import Callable, Hashable, Sequence, Set
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from collections.abc import Callable, Sequence, Set
+from typing import Any
 
-from dexviz.engine.choice import FaultBudget, FaultPoint
-from dexviz.engine.engine import Engine, as_registry
-from dexviz.engine.faults import FaultPlan
+from dexviz.engine.choice import FaultPoint
+from dexviz.engine.engine import Engine
+from dexviz.engine.engine_state import SnapshotError
 from dexviz.engine.runtime import Runtime
-from dexviz.explore.actions import Action
-from dexviz.explore.checks import Check, Monitor, View, monitor_state
+from dexviz.explore.canonical import Keys, canonical_fingerprint
+from dexviz.explore.checks import Monitor, View, monitor_state
 from dexviz.explore.fingerprint import Opaque, fingerprint
 from dexviz.explore.fingerprint import unit as describe_unit
 from dexviz.explore.footprint import ANY, Footprint, footprint_of
 from dexviz.explore.labels import describe
 from dexviz.explore.owners import owner_of
-from dexviz.explore.state import ExecutionDigests, StateKey, state_key
+from dexviz.explore.schedule_records import (
+    UNKEYED,
+    ChoiceRecord,
+    Found,
+    Option,
+    Policy,
+    Resume,
+    ScheduleResult,
+    Setup,
+    StepRecord,
+)
+from dexviz.explore.state_key import ExecutionDigests, StateKey, state_key
 from dexviz.history.event import Event
-from dexviz.sdk.registry import Registry
-
-Option = Hashable
-
-DEFAULT_MAX_DEPTH = 5_000
-"""Steps per schedule when no max_depth is given: a Flow whose timers never stop is bounded."""
-
-
-class Policy(Protocol):
-    """Makes the choices of one schedule."""
-
-    def choose(self, kind: str, options: tuple[Option, ...]) -> int | None:
-        """The index of the option to take (at least two options); None stops a step choice."""
-
-    def stepped(self, step: StepRecord) -> None:
-        """Told after every step (for sleep sets and priorities)."""
-
-
-@dataclass(frozen=True)
-class Setup:
-    """What every schedule of one exploration starts from."""
-
-    registry: Registry
-    flow: Any
-    input: Any
-    flow_id: str
-    checks: tuple[Check, ...]
-    actions: tuple[Action, ...]
-    budget: FaultBudget | None
-    max_depth: int
-    dependent_always: bool
-
-    def fault_plan(self) -> FaultPlan:
-        """A fresh plan carrying the budget (a plan keeps what it has spent)."""
-        return FaultPlan(budget=self.budget)
-
-    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
-        # The registry holds locks: a worker process (or Dask worker) rebuilds it from the
-        # Flows, which pickle by their classes.
-        flows = tuple(d.flow for d in self.registry.definitions)
-        return (_rebuild, (flows, self.flow, self.input, self.flow_id, self.checks,
-                           self.actions, self.budget, self.max_depth, self.dependent_always))
-
-
-def _rebuild(flows: tuple[Any, ...], *rest: Any) -> Setup:
-    return Setup(as_registry(list(flows)), *rest)
-
-
-@dataclass(frozen=True)
-class ChoiceRecord:
-    """One choice of a schedule: its kind, the option taken, and how many there were."""
-
-    kind: str
-    index: int
-    count: int
-    option: Option
-
-
-@dataclass(frozen=True)
-class StepRecord:
-    """One step of a schedule.
-
-    ``choice`` is the index of the ready choice that picked it (-1 when it was the only
-    option): never one of the waiter or fault choices made while it ran.
-    """
-
-    index: int
-    name: Option
-    choice: int
-    first_seen: int
-    time_ns: int
-    footprint: Footprint
-    state: StateKey
-    label: str
-    events: tuple[Event, ...]
-    fingerprint: str | None = None
-
-
-@dataclass(frozen=True)
-class Found:
-    """A violated check: which, what, and at which step (-1: at the start commit)."""
-
-    check: str
-    message: str
-    step: int
-
-
-@dataclass
-class ScheduleResult:
-    """Everything the strategies read back from one schedule."""
-
-    choices: list[ChoiceRecord] = field(default_factory=list)
-    steps: list[StepRecord] = field(default_factory=list)
-    outcome: str = "terminal"
-    found: Found | None = None
-    initial: StateKey | None = None
-    engine: Engine | None = None
-
-    @property
-    def trace(self) -> tuple[int, ...]:
-        """The choices as indices: replaying them reproduces this schedule."""
-        return tuple(c.index for c in self.choices)
-
-    @property
-    def final(self) -> StateKey | None:
-        """The last state reached."""
-        return self.steps[-1].state if self.steps else self.initial
 
 
 class _Chooser:
     """The engine-side chooser: ready picks come from the runner, the rest from the policy."""
 
-    def __init__(self, record: Callable[[str, tuple[Option, ...]], int | None]) -> None:
-        self._record = record
+    def __init__(self) -> None:
+        self.record: Callable[[str, tuple[Option, ...]], int | None] = _unset
         self.primed: int | None = None
 
     def ready(self, units: Sequence[Callable[[], None]]) -> int:
@@ -149,31 +54,48 @@ class _Chooser:
             index, self.primed = self.primed, None
             return index
         # A unit run from inside another (a client call that drives the engine).
-        return self._record("nested", tuple(range(len(units)))) or 0
+        return self.record("nested", tuple(range(len(units)))) or 0
 
     def waiter(self, waiters: Sequence[Any], unready: Set[str]) -> int:
         open_ = [p for p, ex in enumerate(waiters) if ex.execution_id not in unready]
         if len(open_) < 2:
             return open_[0] if open_ else 0
-        choice = self._record("waiter", tuple(waiters[p].execution_id for p in open_))
+        choice = self.record("waiter", tuple(waiters[p].execution_id for p in open_))
         return open_[choice or 0]
 
     def fault(self, point: FaultPoint) -> bool:
-        return self._record("fault", ("pass", f"fail {point}")) == 1
+        return self.record("fault", ("pass", f"fail {point}")) == 1
+
+
+def _unset(kind: str, options: tuple[Option, ...]) -> int | None:
+    raise RuntimeError(f"a {kind} choice outside a schedule")
+
+
+class Bench:
+    """An engine and its chooser that schedules resumed from snapshots share, one at a time.
+
+    Each resumed schedule restores its snapshot into the engine, replacing whatever the last
+    one left (restoring from the engine's own snapshots copies them, unpickling nothing).
+    """
+
+    def __init__(self, setup: Setup) -> None:
+        self.chooser = _Chooser()
+        self.engine = Engine(setup.registry, faults=setup.fault_plan(), chooser=self.chooser)
 
 
 class _Run:
     """The state of one schedule while it runs."""
 
-    def __init__(self, setup: Setup, policy: Policy) -> None:
+    def __init__(self, setup: Setup, policy: Policy, bench: Bench | None = None) -> None:
         self.setup = setup
         self.policy = policy
         self.result = ScheduleResult()
-        self.chooser = _Chooser(self._record)
-        self.engine = Engine(
-            setup.registry, faults=setup.fault_plan(), chooser=self.chooser
-        )
-        self.rt: Runtime = self.engine._rt
+        if bench is None:
+            bench = Bench(setup)
+        self.chooser = bench.chooser
+        self.chooser.record = self._record
+        self.engine = bench.engine
+        self.rt: Runtime = self.engine.runtime
         self.names: dict[int, Option] = {}
         self.units: dict[Option, Callable[[], None]] = {}
         # A policy that prunes revisited states asks for fingerprints (see explore.visits).
@@ -182,6 +104,13 @@ class _Run:
         )
         # A policy may ask for fingerprints at some steps only (the stateful search's last).
         self.wants: Callable[[int], bool] | None = getattr(policy, "wants_fingerprint", None)
+        # The stateful search names executions by lineage (``canonical_fingerprint``).
+        self.canonical: bool = getattr(policy, "canonical", False)
+        self.keys: Keys | None = None
+        # A policy may want the canonical state after some steps only (not on a replay's way).
+        self.keyed: Callable[[int], bool] | None = getattr(policy, "wants_state", None)
+        # The stateful search skips the snapshot of a successor it has seen already.
+        self.known: Callable[[str], bool] | None = getattr(policy, "known", None)
         self.tasks: dict[asyncio.Task[Any], str] = {}
         self.digests = ExecutionDigests()
         self.keep: list[object] = []
@@ -202,6 +131,33 @@ class _Run:
         self.engine.client().start_flow(setup.flow, setup.flow_id, setup.input)
         self.result.initial = self._state()
         self._check(tuple(self.engine.history(setup.flow_id)), -1)
+
+    def resume(self, point: Resume) -> None:
+        """Start from ``point`` (a state an earlier schedule reached) instead of the start."""
+        self.engine.restore(point.snapshot)
+        self.left = list(point.left)
+        self.monitors = pickle.loads(point.monitors)
+        self.result.initial = self._state()
+
+    def seen_before(self) -> bool:
+        """Whether the last step reached a state the policy says was reached before."""
+        key = self.result.steps[-1].fingerprint if self.result.steps else None
+        return key is not None and self.known is not None and self.known(key)
+
+    def capture(self, depth: int) -> Resume | None:
+        """This state as a ``Resume``, or None.
+
+        None while the engine cannot snapshot it (a coroutine handler in flight) or a monitor
+        cannot be pickled: such a state is reached by replaying choices instead.
+        """
+        if self.result.found is not None:
+            return None
+        try:
+            snapshot = self.engine.snapshot()
+            monitors = pickle.dumps(self.monitors)
+        except (SnapshotError, pickle.PicklingError, TypeError, AttributeError):
+            return None
+        return Resume(snapshot, tuple(self.left), monitors, depth)
 
     def _state(self) -> StateKey:
         sim = self.rt.sim
@@ -273,11 +229,21 @@ class _Run:
             self.digests.touch(run, {e.execution_id for e in events if e.execution_id})
         violated = self._check(events, step)
         record = StepRecord(
-            step, options[choice], node,
-            first_seen, now, footprint, self._state(), label, events,
-            None if violated or self.revisit is None
-            or (self.wants is not None and not self.wants(step)) else self._fingerprint(),
+            step,
+            options[choice],
+            node,
+            first_seen,
+            now,
+            footprint,
+            self._state() if self.keyed is None or self.keyed(step) else UNKEYED,
+            label,
+            events,
+            None
+            if violated or self.revisit is None or (self.wants is not None and not self.wants(step))
+            else self._fingerprint(),
         )
+        if record.fingerprint is not None and self.keys is not None:
+            record = dataclasses.replace(record, keys=self.keys)
         self.result.steps.append(record)
         self.policy.stepped(record)
         if violated:
@@ -291,7 +257,12 @@ class _Run:
         monitors = [monitor_state(m) for _, m in self.monitors]
         if any(m is None for m in monitors):
             return None
-        return fingerprint(self.rt, (tuple(self.left), tuple(monitors)))
+        outside = (tuple(self.left), tuple(monitors))
+        if self.canonical:
+            setup = self.setup
+            keys = self.keys = canonical_fingerprint(self.rt, outside, setup.input, setup.symmetry)
+            return None if keys is None else keys.canonical
+        return fingerprint(self.rt, outside)
 
     def _describe(self, option: Option) -> str | None:
         """A sleeping option as the state sees it: the unit's description, "?" if unknown."""
@@ -299,7 +270,7 @@ class _Run:
             return repr(option)
         found = self.units.get(option)
         sim = self.rt.sim
-        if found is None or sim is None or not any(u is found for u in sim._ready):
+        if found is None or sim is None or not any(u is found for u in sim.ready_units):
             return None  # ran already: it cannot be offered again
         try:
             return repr(describe_unit(found))
@@ -361,16 +332,37 @@ class _Run:
                 return
 
 
-def run_schedule(setup: Setup, policy: Policy, *, keep_engine: bool = False) -> ScheduleResult:
-    """Run one schedule to its end, a violation, the depth bound, or a sleep-set block."""
-    run = _Run(setup, policy)
-    run.start()
-    result = run.result
+def run_schedule(
+    setup: Setup,
+    policy: Policy,
+    *,
+    keep_engine: bool = False,
+    resume: Resume | None = None,
+    capture: int | None = None,
+    bench: Bench | None = None,
+) -> ScheduleResult:
+    """Run one schedule to its end, a violation, the depth bound, or a sleep-set block.
+
+    ``resume`` starts it at a state reached before (its steps are then numbered from that
+    state's depth and ``steps`` holds only those run here); ``capture`` snapshots the state
+    after that step into ``result.captured``; a resumed schedule runs on ``bench``'s engine
+    when one is given (and leaves it open), on a new one otherwise.
+    """
+    shared = bench is not None and resume is not None
+    run = _Run(setup, policy, bench if shared else None)
     step = 0
+    if resume is None:
+        run.start()
+    else:
+        run.resume(resume)
+        step = resume.depth
+    result = run.result
     if result.found is None:
         while step < setup.max_depth:
             if not run.step(step):
                 break
+            if step == capture and not run.seen_before():
+                result.captured = run.capture(step + 1)
             step += 1
         else:
             result.outcome = "depth"
@@ -378,7 +370,7 @@ def run_schedule(setup: Setup, policy: Policy, *, keep_engine: bool = False) -> 
     run.finish(terminal)
     if keep_engine:
         result.engine = run.engine
-    else:
+    elif not shared:
         # Cancels the handler Tasks the schedule left pending (a kept engine, once dropped,
         # lets its loop close them).
         run.engine.close()

@@ -13,7 +13,7 @@ Only backtrack points are explored, and an option whose step commutes with every
 since it was explored (a sleep set) is not tried again. Waiter and fault choices inside a step
 are always explored in full.
 
-Canonical state hashes (``explore.state``) count the distinct states met, draw the state graph
+Canonical state hashes (``explore.state_key``) count the distinct states met, draw the state graph
 and compare terminal states. Pruning uses exact fingerprints instead (``explore.fingerprint``):
 with ``prune=True`` a schedule stops at a state whose future was explored already
 (``explore.visits``); for ``"dpor"`` the visit keeps a summary of the footprints run below the
@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from dexviz.explore.footprint import Footprint
-from dexviz.explore.schedule import Option, ScheduleResult, StepRecord
+from dexviz.explore.schedule_records import Option, ScheduleResult, StepRecord
 from dexviz.explore.visits import Summary, Visit, Visits
 
 

@@ -30,7 +30,7 @@ from dexviz.engine.engine_state import EngineSnapshot, SnapshotError
 from dexviz.engine.runtime import Runtime
 from dexviz.explore.labels import describe
 from dexviz.explore.live_state import Naming, Undescribable, live_key, naming, option_of
-from dexviz.explore.schedule import ChoiceRecord, Setup
+from dexviz.explore.schedule_records import ChoiceRecord, Setup
 from dexviz.history.event import Event
 
 __all__ = ["Anchor", "Driver", "Goal", "Point", "Transition"]

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from dexviz.explore.schedule import ChoiceRecord
+from dexviz.explore.schedule_records import ChoiceRecord
 from dexviz.explore.state_driver import Driver, Point, Transition
 
 __all__ = ["MAX_UNKEYED_STEPS", "Edge", "Node", "StateGraphSearch"]

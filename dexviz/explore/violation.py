@@ -15,15 +15,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from dexviz.engine.simulate import SimulationRun
-from dexviz.explore.schedule import (
+from dexviz.explore.schedule import clock, run_schedule
+from dexviz.explore.schedule_records import (
     ChoiceRecord,
     Found,
     Option,
     ScheduleResult,
     Setup,
     StepRecord,
-    clock,
-    run_schedule,
 )
 
 if TYPE_CHECKING:

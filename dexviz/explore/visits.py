@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from dexviz.explore.footprint import Footprint
-from dexviz.explore.schedule import StepRecord
+from dexviz.explore.schedule_records import StepRecord
 
 
 @dataclass

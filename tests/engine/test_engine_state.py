@@ -170,6 +170,30 @@ def test_a_copied_execution_keeps_every_slot_and_shares_nothing_mutable() -> Non
                 assert mine is not theirs, name
 
 
+def test_restoring_over_a_coroutine_in_flight_drops_it_and_snapshots_again() -> None:
+    # The explorer restores one engine over and over: a handler suspended in the state being
+    # replaced belongs to that state, and must not keep the restored engine from snapshotting.
+    engine = _start(ContractEditFlow(), [ContractEdit("a"), ContractEdit("b")], seed=1)
+    assert engine is not None
+    start = engine.snapshot()
+    suspended = False
+    while not suspended and not engine.is_idle:
+        engine.step()
+        try:
+            engine.snapshot()
+        except SnapshotError:
+            suspended = True
+    assert suspended, "the seed's EditContract awaits a sleep"
+    engine.restore(start)
+    again = engine.snapshot()
+    engine.run_until_idle()
+    fresh = _start(ContractEditFlow(), [ContractEdit("a"), ContractEdit("b")], seed=1)
+    assert fresh is not None
+    fresh.restore(again)
+    fresh.run_until_idle()
+    assert _outcome(engine) == _outcome(fresh)
+
+
 def test_a_copied_run_sets_every_slot_and_copies_its_containers() -> None:
     from dexviz.engine.state import FlowRun
     from dexviz.engine.state_copy import StateCopier

@@ -10,7 +10,8 @@ from dexviz.explore import checks
 from dexviz.explore.api import _setup
 from dexviz.explore.checks import as_check, monitor_state
 from dexviz.explore.fingerprint import fingerprint
-from dexviz.explore.schedule import Option, StepRecord, run_schedule
+from dexviz.explore.schedule import run_schedule
+from dexviz.explore.schedule_records import Option, StepRecord
 from tests.explore.flows import TimerRaceFlow
 
 FLOW = ContractEditFlow()

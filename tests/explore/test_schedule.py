@@ -15,7 +15,7 @@ from dexviz.engine.engine import as_registry
 from dexviz.examples.contract_edit import ContractEdit
 from dexviz.examples.contract_edit_broken import BrokenContractEditFlow
 from dexviz.explore import checks, explore
-from dexviz.explore.schedule import Setup
+from dexviz.explore.schedule_records import Setup
 from dexviz.explore.violation import replay
 from tests.engine.leftovers import nothing_left
 

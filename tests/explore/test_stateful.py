@@ -19,7 +19,8 @@ from dexviz.examples.contract_edit import (
 )
 from dexviz.examples.contract_edit_broken import BrokenContractEditFlow
 from dexviz.explore import checks, explore
-from dexviz.explore.stateful import ReplayHandle, expand
+from dexviz.explore.parallel import default_workers
+from dexviz.explore.stateful import StateHandle, expand
 from tests.explore.flows import Case
 from tests.explore.test_soundness import SOUNDNESS_CASES, clients_and_faults, generated
 
@@ -84,9 +85,10 @@ def test_each_distinct_state_is_expanded_once() -> None:
     counts = report.stateful
     assert report.proven and counts is not None
     # Every transition reached either a new state (expanded once) or a seen one (merged).
-    assert counts.transitions == counts.expanded - 1 + counts.merged
-    assert counts.merged > 0
-    assert counts.workers == 1 and counts.depth > 0
+    assert counts.transitions == counts.expanded - 1 + counts.states_pruned
+    assert counts.states_pruned > 0
+    # workers defaults to the machine's cores.
+    assert counts.workers == default_workers() and counts.depth > 0
 
 
 def test_the_counterexample_is_a_shortest_one_and_replays() -> None:
@@ -107,7 +109,7 @@ def test_a_terminal_state_has_no_successors_and_the_start_has_some() -> None:
 
     case = Case("contract-1", ContractEditFlow(), [ContractEdit("a")])
     setup = _setup(case.flow, case.input, [], (), None, None, None, "flow-1")
-    start = expand(setup, ReplayHandle((), 0))
+    start = expand(setup, StateHandle((), 0))
     assert start.successors and start.at is not None
     handle = start.successors[0].handle
     while (expansion := expand(setup, handle)).successors:
@@ -144,3 +146,33 @@ def test_bad_worker_options_are_errors(options: dict[str, object], message: str)
     strategy = str(merged.pop("strategy"))
     with pytest.raises(ValueError, match=message):
         _explore(case, strategy, **merged)
+
+
+def test_worker_processes_keep_their_snapshots_and_send_back_only_names() -> None:
+    from dexviz.explore.affine_pool import AffinePool
+    from dexviz.explore.api import _setup
+    from dexviz.explore.schedule_records import Resume
+    from dexviz.explore.stateful import SnapshotRef
+
+    edits = [ContractEdit(r) for r in "abc"]
+    setup = _setup(ContractEditFlow(), edits, [], (), None, None, None, "flow-1")
+    pool = AffinePool(setup, 2)
+    seen: set[str | None] = set()
+    level, named = [StateHandle((), 0)], 0
+    try:
+        for _ in range(40):
+            expansions = pool.expand_all(level)
+            level = []
+            for successor in (s for e in expansions for s in e.successors):
+                if successor.fingerprint not in seen:
+                    seen.add(successor.fingerprint)
+                    level.append(successor.handle)
+            if named:
+                # Once the workers hold the states, no snapshot travels back: only names.
+                assert not any(isinstance(h.base, Resume) for h in level)
+            named += sum(isinstance(h.base, SnapshotRef) for h in level)
+            if not level:
+                break
+    finally:
+        pool.close()
+    assert named > 0

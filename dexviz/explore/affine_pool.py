@@ -1,0 +1,162 @@
+"""Worker processes that keep the snapshots they take: ``explore(workers=N)``'s expander.
+
+Shipping a state's snapshot between processes costs more than expanding it (pickling the
+whole engine state, then unpickling it instead of copying it). So each worker keeps the
+snapshots of the states it reached, and the search sends it only their names
+(``SnapshotRef``): every state goes back to the worker that holds its snapshot, where restoring
+is a copy. A state held in the searching process (the first levels, expanded there while they
+are small) or by no snapshot goes to the least loaded worker with its snapshot. After each level
+the workers forget the snapshots no state of the next level needs.
+
+Expansions come back in the level's order, so the search's results do not depend on which
+worker expanded what.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import multiprocessing
+from collections.abc import Sequence
+from dataclasses import dataclass
+from multiprocessing.connection import Connection
+from typing import Any
+
+from dexviz.explore.schedule_records import Resume, Setup
+from dexviz.explore.stateful import Expansion, LocalExpander, SnapshotRef, StateHandle
+
+__all__ = ["MIN_PARALLEL", "AffinePool"]
+
+MIN_PARALLEL = 8
+"""Levels smaller than this per worker, while no worker holds a state, stay in this process."""
+
+
+@dataclass
+class _Worker:
+    """A worker process's end of the pipe, and its process."""
+
+    number: int
+    conn: Connection
+    process: Any
+
+
+class _Held:
+    """A worker's snapshots, each named once (``SnapshotRef``) for the search to send back."""
+
+    def __init__(self, number: int) -> None:
+        self.number = number
+        self.snapshots: dict[int, Resume] = {}
+        self.refs: dict[int, SnapshotRef] = {}
+        self.counter = 0
+
+    def ref(self, base: Resume) -> SnapshotRef:
+        """The name of ``base``, a new one when it has none yet."""
+        ref = self.refs.get(id(base))
+        if ref is None:
+            self.counter += 1
+            self.snapshots[self.counter] = base
+            ref = self.refs[id(base)] = SnapshotRef(self.number, self.counter, base.depth)
+        return ref
+
+    def named(self, handle: StateHandle) -> StateHandle:
+        """``handle`` with its snapshot named (to send), or as it is."""
+        base = handle.base
+        if not isinstance(base, Resume):
+            return handle
+        return dataclasses.replace(handle, base=self.ref(base))
+
+    def resolved(self, handle: StateHandle) -> StateHandle:
+        """``handle`` with a named snapshot replaced by the snapshot (to restore)."""
+        base = handle.base
+        if not isinstance(base, SnapshotRef):
+            return handle
+        found = self.snapshots[base.number]
+        self.refs[id(found)] = base
+        return dataclasses.replace(handle, base=found)
+
+    def keep(self, numbers: set[int]) -> None:
+        """Forget every snapshot but ``numbers``."""
+        for number in set(self.snapshots) - numbers:
+            found = self.snapshots.pop(number)
+            self.refs.pop(id(found), None)
+
+
+def _serve(number: int, setup: Setup, conn: Connection) -> None:
+    """A worker's loop: expand batches, keep the snapshots taken, forget what is not needed."""
+    local = LocalExpander(setup)
+    held = _Held(number)
+    while True:
+        op, payload = conn.recv()
+        if op == "stop":
+            return
+        if op == "keep":
+            held.keep(payload)
+            continue
+        out = []
+        for expansion in local.expand_all([held.resolved(h) for h in payload]):
+            successors = tuple(
+                dataclasses.replace(s, handle=held.named(s.handle)) for s in expansion.successors
+            )
+            handle = held.named(expansion.handle)
+            out.append(dataclasses.replace(expansion, handle=handle, successors=successors))
+        conn.send(out)
+
+
+class AffinePool:
+    """Expands levels on ``workers`` processes, each state where its snapshot is."""
+
+    def __init__(self, setup: Setup, workers: int) -> None:
+        self.workers = workers
+        self._local = LocalExpander(setup)
+        methods = multiprocessing.get_all_start_methods()
+        context = multiprocessing.get_context("fork" if "fork" in methods else None)
+        self._pool: list[_Worker] = []
+        for number in range(workers):
+            mine, theirs = context.Pipe()
+            process = context.Process(target=_serve, args=(number, setup, theirs), daemon=True)
+            process.start()
+            self._pool.append(_Worker(number, mine, process))
+
+    def expand_all(self, handles: Sequence[StateHandle]) -> list[Expansion]:
+        """The level's expansions, in order."""
+        if len(handles) < MIN_PARALLEL * len(self._pool) and not any(
+            isinstance(h.base, SnapshotRef) for h in handles
+        ):
+            return self._local.expand_all(handles)
+        parts: list[list[int]] = [[] for _ in self._pool]
+        for index, handle in enumerate(handles):
+            base = handle.base
+            if isinstance(base, SnapshotRef):
+                parts[base.worker].append(index)
+            else:
+                min(parts, key=len).append(index)
+        for worker, indices in zip(self._pool, parts, strict=True):
+            worker.conn.send(("expand", [handles[i] for i in indices]))
+        out: list[Expansion | None] = [None] * len(handles)
+        for worker, indices in zip(self._pool, parts, strict=True):
+            for index, expansion in zip(indices, worker.conn.recv(), strict=True):
+                out[index] = expansion
+        self._forget(out)
+        return [e for e in out if e is not None]
+
+    def _forget(self, expansions: Sequence[Expansion | None]) -> None:
+        """Tell each worker which of its snapshots the next level may need."""
+        keep: list[set[int]] = [set() for _ in self._pool]
+        for expansion in expansions:
+            for successor in expansion.successors if expansion is not None else ():
+                base = successor.handle.base
+                if isinstance(base, SnapshotRef):
+                    keep[base.worker].add(base.number)
+        for worker, numbers in zip(self._pool, keep, strict=True):
+            worker.conn.send(("keep", numbers))
+
+    def close(self) -> None:
+        """Stop the worker processes."""
+        for worker in self._pool:
+            try:
+                worker.conn.send(("stop", None))
+            except (BrokenPipeError, OSError):
+                pass
+        for worker in self._pool:
+            worker.process.join(timeout=5)
+            if worker.process.is_alive():
+                worker.process.terminate()

@@ -1,0 +1,150 @@
+"""Canonical states: executions named by lineage, declared symmetry, coroutines in flight.
+
+Canonical numbering must merge states that differ only in how executions were numbered and
+never anything else: every state sharing a canonical fingerprint has the same order-free
+description (``StateKey``: status, Attributes, queues, the executions with their Step type,
+phase, attempt and input, completions, time, pending work).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import pytest
+from hypothesis import given, settings
+
+from dexviz.engine.choice import FaultBudget
+from dexviz.examples.contract_edit import (
+    CONTRACT_EDIT_TOKEN,
+    ContractEdit,
+    ContractEditFlow,
+    SaveContractEdit,
+)
+from dexviz.examples.contract_edit_broken import BrokenContractEditFlow
+from dexviz.explore import checks, explore
+from dexviz.explore.api import _setup
+from dexviz.explore.schedule_records import Setup
+from dexviz.explore.stateful import walk
+from dexviz.explore.symmetry import Symmetry
+from tests.explore.flows import Case
+from tests.explore.test_soundness import SOUNDNESS_CASES, generated
+
+WALK_BOUND = 3_000
+"""States each walk here may expand: every exploration in tests is bounded."""
+TOKEN_CHECKS = [
+    checks.exclusive(CONTRACT_EDIT_TOKEN.name),
+    checks.conserved(CONTRACT_EDIT_TOKEN.name),
+    checks.terminates(),
+]
+
+
+def _setup_of(case: Case, symmetric: list[list[object]] | None = None) -> Setup:
+    setup = _setup(case.flow, case.input, [], case.actions, case.faults, None, None, "flow-1")
+    symmetry = Symmetry.of(symmetric)
+    return Setup(*[getattr(setup, f) for f in Setup.__dataclass_fields__][:-1], symmetry)
+
+
+def _merged_descriptions(setup: Setup) -> dict[str, set[str]]:
+    """Each canonical fingerprint met, with the order-free descriptions of its states."""
+    found: dict[str, set[str]] = defaultdict(set)
+    for expansion in walk(setup, max_states=WALK_BOUND):
+        for successor in expansion.successors:
+            if successor.fingerprint is not None:
+                found[successor.fingerprint].add(successor.state.digest)
+    return found
+
+
+def _assert_never_merges_different_states(case: Case) -> None:
+    for fingerprint, states in _merged_descriptions(_setup_of(case)).items():
+        assert len(states) == 1, f"{case.name}: {fingerprint} merges {len(states)} states"
+
+
+@pytest.mark.parametrize("case", SOUNDNESS_CASES, ids=lambda c: c.name)
+def test_canonical_numbering_never_merges_states_that_differ(case: Case) -> None:
+    _assert_never_merges_different_states(case)
+
+
+@settings(max_examples=25, deadline=None)
+@given(generated)
+def test_canonical_numbering_never_merges_states_of_generated_flows(case: Case) -> None:
+    _assert_never_merges_different_states(case)
+
+
+def _contract(count: int, fault: bool = True) -> Case:
+    edits = [ContractEdit(f"r{i}", should_withdraw=i == count) for i in range(1, count + 1)]
+    return Case(f"contract-{count}", ContractEditFlow(), edits,
+                faults=FaultBudget.of(SaveContractEdit, count=1) if fault else None)  # fmt: skip
+
+
+def test_states_with_a_coroutine_handler_in_flight_are_merged() -> None:
+    # EditContract and SaveContractEdit sleep: nearly every state has one suspended, and
+    # those states have fingerprints (their frames are described) and meet again.
+    setup = _setup_of(_contract(3))
+    expansions = list(walk(setup, max_states=WALK_BOUND))
+    unkeyed = [e for e in expansions[1:] if e.handle.fingerprint is None]
+    merged = sum(len(e.successors) for e in expansions) - len(expansions) + 1
+    assert not unkeyed and merged > 0
+
+
+def _stateful(case: Case, symmetric: list[list[object]] | None = None, check=TOKEN_CHECKS):  # type: ignore[no-untyped-def]
+    return explore(
+        case.flow, case.input, check=check, faults=case.faults, strategy="stateful",
+        progress=False, max_schedules=WALK_BOUND, workers=1, symmetric=symmetric,
+    )  # fmt: skip
+
+
+def test_symmetric_savers_are_one_state_class_and_the_verdict_stands() -> None:
+    case = _contract(3)
+    plain = _stateful(case)
+    savers = case.input[:-1]
+    symmetric = _stateful(case, [savers])
+    assert plain.proven and symmetric.proven
+    assert plain.stateful is not None and symmetric.stateful is not None
+    assert symmetric.stateful.expanded < plain.stateful.expanded
+    assert "symmetry" in "; ".join(symmetric.stateful.reductions)
+    # Every terminal state of the symmetric search is one the full search reaches.
+    assert symmetric.terminal_states <= plain.terminal_states
+
+
+def test_symmetry_does_not_depend_on_the_order_the_group_is_given_in() -> None:
+    case = _contract(3)
+    savers = case.input[:-1]
+    one = _stateful(case, [savers])
+    other = _stateful(case, [list(reversed(savers))])
+    assert one.stateful is not None and other.stateful is not None
+    assert one.stateful.expanded == other.stateful.expanded
+
+
+def test_a_violation_found_under_symmetry_replays_with_the_concrete_values() -> None:
+    edits = [ContractEdit(r) for r in ("ann", "bob", "cy")]
+    case = Case("broken-3", BrokenContractEditFlow(), edits)
+    report = _stateful(case, [edits])
+    assert not report.ok
+    run = report.violations[0].replay()
+    assert run.violating_seq is not None
+    reviewers = {e.reviewer for e in edits}
+    named = " ".join(str(e.payload) for e in run.history)
+    assert any(r in named for r in reviewers) and "<0." not in named
+
+
+@pytest.mark.parametrize(
+    ("symmetric", "message"),
+    [
+        ([["a"]], "at least two values"),
+        ([["a", "a"]], "distinct"),
+        ([[ContractEdit("a"), ContractEdit("b", should_withdraw=True)]], "string fields"),
+        ([[1, 2]], "strings or dataclass values"),
+        ([["a", "b"], ["b", "c"]], "two groups"),
+        ("ab", "list of groups"),
+    ],
+)
+def test_bad_symmetric_groups_are_errors(symmetric: object, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        Symmetry.of(symmetric)  # type: ignore[arg-type]
+
+
+def test_symmetric_needs_the_stateful_strategy() -> None:
+    case = _contract(3, fault=False)
+    with pytest.raises(ValueError, match="strategy='stateful'"):
+        explore(case.flow, case.input, check=[], strategy="dfs", progress=False,
+                max_schedules=10, symmetric=[case.input[:-1]])  # fmt: skip
