@@ -118,7 +118,7 @@ def _drive(
 
 def _tasks(engine: Engine, flow_id: str) -> dict[asyncio.Task[Any], str]:
     """The replayed run's coroutine Tasks by execution (read as the explorer reads them)."""
-    run = engine._rt.runs.get(flow_id)
+    run = engine.runtime.runs.get(flow_id)
     if run is None:
         return {}
     return {

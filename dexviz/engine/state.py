@@ -179,6 +179,16 @@ class Execution:
         return bool(self._reserved)
 
     @property
+    def consumed_values_read(self) -> dict[str, list[Any]] | None:
+        """The consumed values if any were set, else None (reading creates no container)."""
+        return self._consumed_values
+
+    @property
+    def waits_on_subflows(self) -> bool:
+        """Whether the current Wait started SubFlows (reading creates no container)."""
+        return bool(self._subflow_ids)
+
+    @property
     def consumed_values(self) -> dict[str, list[Any]]:
         """The values of the messages the Wait consumed, per Channel, for Execute."""
         if self._consumed_values is None:

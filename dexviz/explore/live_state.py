@@ -87,7 +87,7 @@ def _local(ex: Execution, rank: Mapping[int, int], now_ns: int, kinds: tuple[Any
     """The execution as it is, without any execution id."""
     if ex.task is not None and not (callable(getattr(ex.task, "done", None)) and ex.task.done()):
         raise Undescribable("a coroutine handler is running")
-    if ex._subflow_ids:
+    if ex.waits_on_subflows:
         raise Undescribable("a SubFlow Wait")
     extras = tuple(sorted(
         (k, _plain(v)) for k, v in vars(ex).items() if k not in _EXTRA_SKIPPED
@@ -97,7 +97,7 @@ def _local(ex: Execution, rank: Mapping[int, int], now_ns: int, kinds: tuple[Any
         ex.step_type, ex.phase.value, ex.method, ex.attempt, ex.attempt_token, _plain(ex.input),
         _plain(ex.options), _plain(ex.wait), _relative(ex.first_started_ns, now_ns),
         _relative(ex.wait_registered_ns, now_ns), ex.satisfied_conditions, held,
-        _plain(ex._consumed_values), _plain(ex.method_snapshot),
+        _plain(ex.consumed_values_read), _plain(ex.method_snapshot),
         tuple(_timer(t, now_ns) for t in ex.started_timers),
         (ex.pending_unit is not None, ex.method_timeout is not None,
          ex.heartbeat_timer is not None, _relative(ex.last_beat_ns, now_ns)),

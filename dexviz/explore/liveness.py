@@ -351,6 +351,6 @@ def loop_keys(violation: Violation) -> tuple[str | None, ...]:
         cut = dataclasses.replace(violation.setup, max_depth=depth)
         engine = replay(cut, violation.trace, keep_engine=True).engine
         assert engine is not None
-        keys.append(live_key(engine._rt))
+        keys.append(live_key(engine.runtime))
         engine.close()
     return tuple(keys)

@@ -118,7 +118,6 @@ class Driver:
         self.chooser = _Chooser()
         self.engine = self._engine()
         self.left = [a.count for a in setup.actions]
-        self._dirty = False
         self.known: Callable[[str], bool] = lambda key: False
         """Keys of states already met: reaching one takes no snapshot."""
         # A client action that names an execution by its id (skip_timer) acts differently on
@@ -131,7 +130,7 @@ class Driver:
     @property
     def rt(self) -> Runtime:
         """The engine's runtime (its scheduler and runs)."""
-        return self.engine._rt
+        return self.engine.runtime
 
     def start(self) -> Transition:
         """Start the Flow: the initial state, as a transition from nowhere."""
@@ -146,27 +145,13 @@ class Driver:
 
     def goto(self, point: Point) -> None:
         """Put the engine at ``point``: restore its anchor, re-run the steps since."""
+        # restore() abandons the left branch's suspended handler coroutines itself.
         self.engine.restore(point.anchor.snapshot)
-        if self._dirty:
-            self._drop_coroutines()
         self.left = list(point.anchor.left)
-        self._dirty = bool(point.path)
         for forced in point.path:
             if self.step(forced) is None:
                 raise RuntimeError("a re-run step found nothing to run: the Flow is not "
                                    "deterministic given its choices")  # fmt: skip
-
-    def _drop_coroutines(self) -> None:
-        """Abandon the loop holding the left branch's suspended handlers; the next is fresh.
-
-        A restore replaced every unit that could resume them, so none ever runs again; the
-        runtime makes a new loop for the next coroutine (its runner asks for it each time).
-        """
-        loop = self.rt._loop
-        if loop is not None and loop.pending_tasks():
-            loop.abandon()
-            self.rt._loop = None
-        self._dirty = False
 
     def enabled(self, names: Naming | None) -> frozenset[tuple[Any, ...]] | None:
         """The options the next step offers, as ``option_of`` names them (None: opaque)."""
@@ -259,7 +244,6 @@ class Driver:
             except SnapshotError:
                 key = None
         if key is None:
-            self._dirty = True
             point = Point(point.anchor, path)
         run = self.rt.runs.get(self.setup.flow_id)
         status = run.status.name if run is not None else "NONE"
