@@ -10,9 +10,7 @@ the views (``dexviz.viz.diff_view``).
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -28,6 +26,7 @@ from dexviz.analysis._diff_compare import (
 from dexviz.analysis._diff_fold import RunTrace, fold_trace
 from dexviz.analysis.executions import select_run
 from dexviz.history import Event, History
+from dexviz.history.collector import collector_paused
 
 __all__ = [
     "DEFAULT_TOLERANCE_S",
@@ -156,21 +155,10 @@ def compare_runs(
     if tolerance_s is not None and tolerance_s < 0:
         raise ValueError(f"tolerance_s must be >= 0 or None, got {tolerance_s}")
     tolerance = None if tolerance_s is None else int(tolerance_s * 1e9)
-    with _no_gc_pauses():
+    # The folds allocate many small objects that live on: collecting them midway is waste.
+    with collector_paused():
         return compare_traces(trace_run(a, run_a), trace_run(b, run_b),
                               Comparison(chosen, tolerance))
-
-
-@contextmanager
-def _no_gc_pauses() -> Iterator[None]:
-    """The folds allocate many small objects that live on: collecting them midway is waste."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def compare_traces(a: RunTrace, b: RunTrace, comparison: Comparison) -> RunComparison:

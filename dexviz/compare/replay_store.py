@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ from dexviz.compare.replay import Flows, ReplayCheck, ReplayError, check_recorde
 from dexviz.compare.run_sources import is_sqlite
 from dexviz.engine.engine import as_registry
 from dexviz.history import History, HistoryFormatError
+from dexviz.history.collector import collector_paused
 from dexviz.sdk import Registry
 
 __all__ = ["RunVerdict", "StoreCheck", "replay_check_store"]
@@ -88,7 +88,9 @@ def replay_check_store(
     if not total:
         raise ValueError(f"{path} holds no recorded runs")
     verdicts = []
-    with _young_collections():
+    # The collector's own schedule walked each kept verdict up to three times (a third of the
+    # check's time); a young collection after each run walks each once and frees its engine.
+    with collector_paused():
         for done, (name, load) in enumerate(_runs(path), 1):
             verdict = _verdict(name, load, registry)
             gc.collect(0)
@@ -96,24 +98,6 @@ def replay_check_store(
             if progress is not None:
                 progress(done, total, verdict)
     return StoreCheck(str(path), tuple(verdicts))
-
-
-@contextmanager
-def _young_collections() -> Iterator[None]:
-    """Pause the collector's own schedule: one young collection after each run instead.
-
-    A replay leaves a few reference cycles (its engine's parts point at each other), and what
-    it keeps (the verdicts) lives on: on its own schedule the collector walked each kept
-    object up to three times, a third of the check's time. A young collection per run walks
-    each once, frees the run's engine, and moves what lives on out of the young generation.
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _count(path: Path) -> int:
