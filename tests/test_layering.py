@@ -489,8 +489,8 @@ ENGINE_LAYERS: dict[str, frozenset[str]] = {
     "core": frozenset({
         "attempt_deadline", "choice", "completed", "context", "effects", "errors", "failure_info",
         "faults", "flow_state", "fork", "kernel", "live", "locks", "loop", "plan", "ports",
-        "recorder", "recovery_fold", "rng_state", "runners", "scheduler", "search", "simple_wait", "spec",
-        "state", "store", "stored_options", "streams", "units", "uuids", "wait_payloads",
+        "recorder", "recovery_fold", "rng_state", "runners", "scheduler", "search", "simple_wait",
+        "spec", "state", "store", "stored_options", "streams", "units", "uuids", "wait_payloads",
         "waiters",
     }),
     # Durable stores: they encode core's records.

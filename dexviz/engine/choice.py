@@ -100,6 +100,10 @@ def step_name(step: Any) -> str:
         return step
     if isinstance(step, type):
         return step.__name__
+    if step is None or isinstance(step, (int, float)):
+        # A count passed by position (``FaultBudget.of(Save, 2)``) would name a Step "int".
+        raise TypeError(f"expected a Step class, a Step instance or a Step type name, got "
+                        f"{step!r}; a count goes by keyword (count=...)")  # fmt: skip
     getter = getattr(step, "get_step_type", None)
     return str(getter()) if callable(getter) else type(step).__name__
 

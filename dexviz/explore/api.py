@@ -18,7 +18,8 @@ from dexviz.engine.choice import FaultBudget
 from dexviz.engine.engine import as_registry
 from dexviz.explore.actions import Action
 from dexviz.explore.check_names import validate_names
-from dexviz.explore.checks import Check, as_check
+from dexviz.explore.checks import Check, LivenessCheck, as_check
+from dexviz.explore.liveness import DEFAULT_MAX_STATES, explore_liveness
 from dexviz.explore.parallel import default_workers
 from dexviz.explore.progress import Progress
 from dexviz.explore.randomized import PctBound, PctPolicy, RandomPolicy
@@ -33,7 +34,7 @@ from dexviz.explore.visits import Visits
 from dexviz.sdk.flow import Flow
 from dexviz.sdk.registry import Registry
 
-STRATEGIES = ("dfs", "dpor", "stateful", "pct", "random")
+STRATEGIES = ("dfs", "dpor", "stateful", "liveness", "pct", "random")
 DEFAULT_SAMPLES = 1_000
 """Schedules ``"pct"`` and ``"random"`` run when no max_schedules is given."""
 SHRINK_SECONDS = 8.0
@@ -79,6 +80,21 @@ class _Tally:
                 self.graph = None
         if result.found is not None:
             self.found.append(result)
+
+
+def _check_bounds(strategy: str, max_schedules: int | None, max_violations: int) -> None:
+    """Refuse an unknown strategy or a bound below one, naming it."""
+    if strategy not in STRATEGIES:
+        raise ValueError(f"strategy must be one of {', '.join(STRATEGIES)}; got {strategy!r}")
+    for name, value in (("max_schedules", max_schedules), ("max_violations", max_violations)):
+        if value is not None and value < 1:
+            raise ValueError(f"{name} must be >= 1, got {value}")
+
+
+def _liveness_only(check: object) -> bool:
+    """Whether ``check`` is one liveness check or a non-empty list of only such checks."""
+    checks = check if isinstance(check, (list, tuple)) else (check,)
+    return bool(checks) and all(isinstance(c, LivenessCheck) for c in checks)
 
 
 def _setup(
@@ -147,7 +163,12 @@ def explore(
             callable ``(history, flow_state)`` returning None/True or False/a message.
         actions: Client calls the explorer may interleave anywhere (``Action.publish``, ...).
         faults: A FaultBudget: failures the explorer may inject at any attempt it covers.
-        strategy: ``"dpor"`` (default), ``"dfs"``, ``"pct"`` or ``"random"``.
+        strategy: ``"dpor"`` (default), ``"dfs"``, ``"stateful"``, ``"liveness"``, ``"pct"``
+            or ``"random"``. ``"liveness"`` is ``explore_liveness``'s fair-cycle search over the
+            state graph (``max_schedules`` bounds its states); it is also what ``"dpor"`` and
+            ``"stateful"`` run when every check is a liveness check (``eventually_closes()``,
+            ``eventually(p)``). ``"dfs"``, ``"pct"`` and ``"random"`` check a liveness check
+            on finite schedules only, as ``terminates()`` does.
         max_schedules: Stop after this many schedules.
         max_depth: Cut every schedule after this many steps (counted in ``depth_bounded``;
             a search that cut any schedule is not a proof).
@@ -174,11 +195,14 @@ def explore(
     Returns:
         An ExplorationReport; ``report.violations[0].replay()`` re-runs the counterexample.
     """
-    if strategy not in STRATEGIES:
-        raise ValueError(f"strategy must be one of {', '.join(STRATEGIES)}; got {strategy!r}")
-    for name, value in (("max_schedules", max_schedules), ("max_violations", max_violations)):
-        if value is not None and value < 1:
-            raise ValueError(f"{name} must be >= 1, got {value}")
+    _check_bounds(strategy, max_schedules, max_violations)
+    if strategy == "liveness" or (strategy in ("dpor", "stateful") and _liveness_only(check)):
+        if workers not in (None, 1) or cluster is not None or symmetric is not None:
+            raise ValueError("the liveness search runs in one process without symmetry: "
+                             "drop workers, cluster and symmetric")  # fmt: skip
+        return explore_liveness(flow_or_flows, input, check=check, actions=actions,  # type: ignore[arg-type]
+                                faults=faults, max_states=max_schedules or DEFAULT_MAX_STATES,
+                                flow=flow, flow_id=flow_id)  # fmt: skip
     setup = _setup(flow_or_flows, input, check, actions, faults, max_depth, flow, flow_id)
     symmetry = Symmetry.of(symmetric)
     if symmetry is not None:

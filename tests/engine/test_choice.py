@@ -131,3 +131,9 @@ def test_budget_rejects_bad_input(
 ) -> None:
     with pytest.raises(ValueError, match=message):
         FaultBudget.of(*args, **kwargs)
+
+
+@pytest.mark.parametrize("misplaced", [1, 2.0, None, True])
+def test_a_fault_budget_refuses_a_count_given_as_a_step(misplaced):
+    with pytest.raises(TypeError, match=r"a count goes by keyword \(count=\.\.\.\)"):
+        FaultBudget.of("SaveContractEdit", misplaced)

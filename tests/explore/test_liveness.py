@@ -259,3 +259,30 @@ def test_a_fault_budget_naming_an_unknown_step_is_refused() -> None:
     with pytest.raises(ValueError, match="did you mean 'SaveContractEdit'"):
         explore_liveness(ContractEditFlow(), sample_edits(2),
                          faults=FaultBudget.of("SaveContractEdits"))  # fmt: skip
+
+
+def test_explore_with_only_liveness_checks_runs_the_fair_cycle_search():
+    report = explore(RallyFlow(), 0, check=checks.eventually_closes(), progress=False)
+    assert isinstance(report, LivenessReport)
+    assert report.violations and report.violations[0].lasso is not None
+    explicit = explore(RallyFlow(), 0, check=[checks.eventually_closes()], strategy="liveness",
+                       progress=False)  # fmt: skip
+    assert explicit.verdict() == report.verdict()
+
+
+def test_explore_liveness_bounds_its_states_by_max_schedules():
+    report = explore(ContractEditFlow(), sample_edits(3), check=checks.eventually_closes(),
+                     strategy="liveness", max_schedules=5, progress=False)  # fmt: skip
+    assert report.verdict().startswith("INCONCLUSIVE")
+
+
+def test_the_liveness_search_refuses_workers_and_symmetry():
+    with pytest.raises(ValueError, match="drop workers, cluster and symmetric"):
+        explore(RallyFlow(), 0, check=checks.eventually_closes(), strategy="liveness",
+                workers=2, progress=False)  # fmt: skip
+
+
+def test_a_schedule_strategy_checks_liveness_on_finite_schedules_only():
+    report = explore(RallyFlow(), 0, check=checks.eventually_closes(), strategy="dfs",
+                     max_schedules=3, max_depth=20, progress=False)  # fmt: skip
+    assert not isinstance(report, LivenessReport)
