@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -84,35 +85,22 @@ def replay_check_store(
     """
     path = Path(source)
     registry = as_registry(flows)
-    total = _count(path)
-    if not total:
-        raise ValueError(f"{path} holds no recorded runs")
-    verdicts = []
-    # The collector's own schedule walked each kept verdict up to three times (a third of the
-    # check's time); a young collection after each run walks each once and frees its engine.
-    with collector_paused():
-        for done, (name, load) in enumerate(_runs(path), 1):
-            verdict = _verdict(name, load, registry)
-            gc.collect(0)
-            verdicts.append(verdict)
-            if progress is not None:
-                progress(done, total, verdict)
+    with _opened_runs(path) as runs:
+        total = len(runs)
+        if not total:
+            raise ValueError(f"{path} holds no recorded runs")
+        verdicts = []
+        # The collector's own schedule walked each kept verdict up to three times (a third of
+        # the check's time); a young collection after each run walks each once and frees its
+        # engine.
+        with collector_paused():
+            for done, (name, load) in enumerate(runs, 1):
+                verdict = _verdict(name, load, registry)
+                gc.collect(0)
+                verdicts.append(verdict)
+                if progress is not None:
+                    progress(done, total, verdict)
     return StoreCheck(str(path), tuple(verdicts))
-
-
-def _count(path: Path) -> int:
-    """How many runs ``_runs`` gives (without reading any)."""
-    if path.is_dir():
-        return len(list(path.glob("*.jsonl")))
-    if not is_sqlite(path):
-        raise ValueError(f"{path} is neither a directory of history files nor a SQLite store")
-    from dexviz.engine import SQLiteStore
-
-    store = SQLiteStore(path, readonly=True)
-    try:
-        return len(store.flow_ids())
-    finally:
-        store.close()
 
 
 def _verdict(name: str, load: Callable[[], History], registry: Registry) -> RunVerdict:
@@ -122,21 +110,24 @@ def _verdict(name: str, load: Callable[[], History], registry: Registry) -> RunV
         return RunVerdict(name, None, str(error))
 
 
-def _runs(path: Path) -> Iterator[tuple[str, Callable[[], History]]]:
+@contextmanager
+def _opened_runs(path: Path) -> Iterator[list[tuple[str, Callable[[], History]]]]:
+    """Each run's name and a loader that reads it when called, the store opened once.
+
+    Opening a SQLite store checks every row, so it is opened once for counting and reading;
+    one run is read at a time: a thousand histories held at once would make every collection
+    walk all of them.
+    """
     if path.is_dir():
-        for file in sorted(path.glob("*.jsonl")):
-            yield file.name, _loader(file)
+        yield [(file.name, _loader(file)) for file in sorted(path.glob("*.jsonl"))]
         return
     if not is_sqlite(path):
         raise ValueError(f"{path} is neither a directory of history files nor a SQLite store")
     from dexviz.engine import SQLiteStore
 
-    # One run read at a time: a thousand histories held at once would make every collection of
-    # the garbage collector walk all of them.
     store = SQLiteStore(path, readonly=True)
     try:
-        for flow_id in store.flow_ids():
-            yield flow_id, _stored(store, flow_id)
+        yield [(flow_id, _stored(store, flow_id)) for flow_id in store.flow_ids()]
     finally:
         store.close()
 
