@@ -52,11 +52,23 @@ class RefusingStore(MemoryStore):
         super().commit(flow_id, events)
 
 
-def blocked_wait(client: dexviz.Client, flow_id: str) -> tuple[Future[object], float]:
-    """A ``wait_for_flow`` blocked on another thread, and when it started (monotonic)."""
+WAITS: dict[str, Callable[[dexviz.Client, str, timedelta], object]] = {
+    "wait_for_flow": lambda client, flow_id, timeout: client.wait_for_flow(flow_id, timeout),
+    "wait_for_step_completion": lambda client, flow_id, timeout: (
+        # An execution the Flow never creates: the call waits for the Flow to close.
+        client.wait_for_step_completion(flow_id, "Never-1", timeout)
+    ),
+}
+"""Client waits that block until a commit, by name."""
+
+
+def blocked_wait(
+    client: dexviz.Client, flow_id: str, wait: str = "wait_for_flow"
+) -> tuple[Future[object], float]:
+    """A client wait blocked on another thread, and when it started (monotonic)."""
     pool = ThreadPoolExecutor(1)
     started = time.monotonic()
-    future = pool.submit(client.wait_for_flow, flow_id, timedelta(seconds=BLOCKED_S))
+    future = pool.submit(WAITS[wait], client, flow_id, timedelta(seconds=BLOCKED_S))
     pool.shutdown(wait=False)
     return future, started
 
@@ -68,7 +80,8 @@ def wait_until_waiting(history: Callable[[], History], deadline: float) -> None:
         time.sleep(0.005)
 
 
-def test_a_refused_live_commit_fails_a_client_already_blocked_in_wait_for_flow() -> None:
+@pytest.mark.parametrize("wait", sorted(WAITS))
+def test_a_refused_live_commit_fails_a_client_already_blocked_in_a_wait(wait: str) -> None:
     flow = AdHocFlow("ShortWait", ShortWait())
     store = RefusingStore()
     with dexviz.Engine([flow], store=store, mode="live") as engine:
@@ -76,7 +89,7 @@ def test_a_refused_live_commit_fails_a_client_already_blocked_in_wait_for_flow()
         client.start_flow(flow, "w", 1)
         wait_until_waiting(lambda: store.history("w"), time.monotonic() + 10)
         store.refuse_from = store.commits + 1  # the timer's commit, on the engine's thread
-        waiting, started = blocked_wait(client, "w")
+        waiting, started = blocked_wait(client, "w", wait)
         error = waiting.exception(timeout=BLOCKED_S / 3)
         assert isinstance(error, StoreError) and error is store.failed
         assert store.failed_at is not None and store.failed_at - started > 0.3  # it was blocked
