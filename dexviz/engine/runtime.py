@@ -176,7 +176,8 @@ class Runtime(Kernel):
         """Commit buffered events, then run the after-commit checks if any may apply.
 
         A commit the store refuses is not applied: the engine's state already holds it, so
-        every later call raises the store's error until the store is opened again. The checks
+        every later call raises the store's error until the store is opened again, and every
+        client already waiting for a commit fails with it at once. The checks
         (:attr:`after_commit`) are skipped at once when none has anything to do: that is
         every commit of a plain simulation, and ``Engine.run`` commits once per unit.
         """
@@ -184,6 +185,7 @@ class Runtime(Kernel):
             committed = self.recorder.commit()
         except StoreError as error:
             self.store_failed = error
+            self._fail_watchers(error)
             raise
         if not committed:
             return
@@ -266,18 +268,31 @@ class Runtime(Kernel):
             return message
 
     def watch(self, ready: Callable[[], bool]) -> Future[None]:
-        """A future completed after the first commit at which ``ready()`` holds (or now)."""
+        """A future completed after the first commit at which ``ready()`` holds (or now).
+
+        It fails with the store's :class:`StoreError` once the store refused a commit.
+        """
         from concurrent.futures import Future  # only waiting clients need futures
 
         future: Future[None] = Future()
         with self.lock:
-            if ready():
+            if self.store_failed is not None:  # it failed after the caller's own check
+                future.set_exception(self.store_failed)
+            elif ready():
                 if self.durable is not None:
                     self.durable()
                 future.set_result(None)
             else:
                 self._watchers.append((ready, future))
         return future
+
+    def _fail_watchers(self, error: StoreError) -> None:
+        # Waiting clients would otherwise sit out their timeouts: no commit can come now.
+        watchers, self._watchers = self._watchers, []
+        for _, future in watchers:
+            # False when the client cancelled it (its timeout passed); then it cannot cancel.
+            if future.set_running_or_notify_cancel():
+                future.set_exception(error)
 
     def _check_watchers(self) -> None:
         keep: list[tuple[Callable[[], bool], Future[None]]] = []
