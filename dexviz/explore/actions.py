@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from dexviz.engine.client import Client
+from dexviz.engine.engine import Engine
+from dexviz.history.event import Event
 
 Call = Callable[[Client, str], object]
 
@@ -38,6 +40,17 @@ class Action:
         except Exception as error:  # noqa: BLE001 - a refused call is a legal outcome
             return f"{type(error).__name__}: {error}"
         return None
+
+    def run_recorded(self, engine: Engine, flow_id: str) -> tuple[tuple[Event, ...], str]:
+        """Make the call on ``engine``; return the events it committed and its trace label."""
+        produced: list[Event] = []
+        recorder = engine.runtime.recorder
+        outer, recorder.produced = recorder.produced, produced
+        try:
+            refusal = self.run(engine.client(), flow_id)
+        finally:
+            recorder.produced = outer
+        return tuple(produced), self.name + (f" (refused: {refusal})" if refusal else "")
 
     def __repr__(self) -> str:
         times = "" if self.count == 1 else f" x{self.count}"

@@ -294,16 +294,8 @@ class _Run:
         return events, describe(events), footprint
 
     def _run_action(self, index: int) -> tuple[tuple[Event, ...], str]:
-        action = self.setup.actions[index]
         self.left[index] -= 1
-        produced: list[Event] = []
-        recorder = self.rt.recorder
-        outer, recorder.produced = recorder.produced, produced
-        try:
-            refusal = action.run(self.engine.client(), self.setup.flow_id)
-        finally:
-            recorder.produced = outer
-        return tuple(produced), action.name + (f" (refused: {refusal})" if refusal else "")
+        return self.setup.actions[index].run_recorded(self.engine, self.setup.flow_id)
 
     def _note_tasks(self) -> None:
         run = self.rt.runs.get(self.setup.flow_id)

@@ -209,17 +209,9 @@ class Driver:
         return _Step(tuple(chooser.taken), option, describe(events), events)
 
     def _action(self, index: int) -> _Step:
-        action = self.setup.actions[index]
         self.left[index] -= 1
-        produced: list[Event] = []
-        recorder = self.rt.recorder
-        outer, recorder.produced = recorder.produced, produced
-        try:
-            refusal = action.run(self.engine.client(), self.setup.flow_id)
-        finally:
-            recorder.produced = outer
-        label = action.name + (f" (refused: {refusal})" if refusal else "")
-        return _Step(tuple(self.chooser.taken), ("action", index), label, tuple(produced))
+        events, label = self.setup.actions[index].run_recorded(self.engine, self.setup.flow_id)
+        return _Step(tuple(self.chooser.taken), ("action", index), label, events)
 
     def _anchor(self) -> Anchor:
         return Anchor(self.engine.snapshot(), tuple(self.left))
