@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from dexviz.analysis.executions import RunExecutions, RunSource, as_run
-from dexviz.analysis.intervals import overlapping_pairs
+from dexviz.analysis.intervals import overlap_windows
 from dexviz.analysis.names import did_you_mean
 from dexviz.history import Event, EventKind
 from dexviz.history._plural import plural
@@ -271,12 +271,7 @@ def holdings(source: RunSource, channel: str, *, run_id: str | None = None) -> t
 
 
 def _overlaps(intervals: Sequence[Holding]) -> tuple[Overlap, ...]:
-    keys = [((h.start_ns, h.start_seq), (h.end_ns, h.end_seq)) for h in intervals]
-    found = []
-    for i, j in overlapping_pairs(keys):
-        a, b = intervals[i], intervals[j]
-        found.append(Overlap(a, b, max(a.start_ns, b.start_ns), min(a.end_ns, b.end_ns)))
-    return tuple(found)
+    return tuple(Overlap(*window) for window in overlap_windows(intervals))
 
 
 def exclusive_sections(

@@ -11,6 +11,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import Protocol, TypeVar
 
 from dexviz.analysis.executions import Attempt, AttemptOutcome, Execution, RunExecutions
 
@@ -20,6 +21,7 @@ __all__ = [
     "branch_roots",
     "execution_segments",
     "lane_groups",
+    "overlap_windows",
     "overlapping_pairs",
     "run_segments",
 ]
@@ -141,6 +143,36 @@ def overlapping_pairs(
         if start < end:
             open_.append((index, (start, end)))
     return sorted(pairs)
+
+
+class Timed(Protocol):
+    """A stretch of a run with engine-time and event-order ends (a holding, a section)."""
+
+    @property
+    def start_ns(self) -> int: ...
+    @property
+    def start_seq(self) -> int: ...
+    @property
+    def end_ns(self) -> int: ...
+    @property
+    def end_seq(self) -> int: ...
+
+
+T = TypeVar("T", bound=Timed)
+
+
+def overlap_windows(items: Sequence[T]) -> list[tuple[T, T, int, int]]:
+    """Each overlapping pair of ``items`` with the stretch both cover.
+
+    Returns ``(first, second, start_ns, end_ns)`` per pair, in ``overlapping_pairs``' order;
+    ends compare by ``(time_ns, seq)``.
+    """
+    keys = [((t.start_ns, t.start_seq), (t.end_ns, t.end_seq)) for t in items]
+    windows = []
+    for i, j in overlapping_pairs(keys):
+        a, b = items[i], items[j]
+        windows.append((a, b, max(a.start_ns, b.start_ns), min(a.end_ns, b.end_ns)))
+    return windows
 
 
 def branch_roots(run: RunExecutions) -> dict[str, str]:

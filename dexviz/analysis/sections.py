@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from dexviz.analysis.exclusive import Holding, holdings
 from dexviz.analysis.executions import RunExecutions, RunSource, as_run
-from dexviz.analysis.intervals import overlapping_pairs
+from dexviz.analysis.intervals import overlap_windows
 
 __all__ = ["Section", "SectionOverlap", "SectionReport", "measured_sections"]
 
@@ -151,12 +151,7 @@ def _run_end_seq(run: RunExecutions) -> int:
 
 
 def _overlaps(sections: Sequence[Section]) -> tuple[SectionOverlap, ...]:
-    keys = [((s.start_ns, s.start_seq), (s.end_ns, s.end_seq)) for s in sections]
-    found = []
-    for i, j in overlapping_pairs(keys):
-        a, b = sections[i], sections[j]
-        found.append(SectionOverlap(a, b, max(a.start_ns, b.start_ns), min(a.end_ns, b.end_ns)))
-    return tuple(found)
+    return tuple(SectionOverlap(*window) for window in overlap_windows(sections))
 
 
 def measured_sections(
