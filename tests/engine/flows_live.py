@@ -18,12 +18,19 @@ from datetime import timedelta
 from typing import Any
 
 from dexviz import (
+    AttributeMap,
+    ChannelMap,
+    Context,
     Engine,
     Event,
     EventKind,
     Flow,
     RetryPolicy,
+    Step,
+    StepDecision,
     StepOptions,
+    Wait,
+    graceful_complete,
 )
 from tests.engine.flows_a import AdHocFlow as LFlow  # noqa: F401 - re-exported for the tests
 
@@ -171,3 +178,26 @@ def created_ids(engine: Engine, flow_id: str) -> list[str]:
         e.execution_id or ""
         for e in of_kind(engine.history(flow_id), EventKind.STEP_EXECUTION_CREATED)
     ]
+
+
+# -- Map instance keys with spaces and '/': the Step both modes' key tests run ---------------
+
+KEYED_DATA = AttributeMap("data-map", str)
+KEYED_INBOX = ChannelMap("inbox", str)
+SPACED_KEY, SPACED_BOX = "special / key", "a b/c"
+"""An Attribute key and a Channel instance key holding characters Dex's names escape."""
+
+
+class CopiesIntoTheMap(Step[int]):
+    """Waits for ``KEYED_INBOX[SPACED_BOX]``, stores the message at ``KEYED_DATA[SPACED_KEY]``."""
+
+    def get_step_options(self) -> Any:
+        return NO_RETRY
+
+    def wait_for(self, context: Context, n: int) -> Wait:
+        return Wait.until(KEYED_INBOX.for_one(SPACED_BOX))
+
+    def execute(self, context: Context, n: int) -> StepDecision:
+        (message,) = KEYED_INBOX.results(context, SPACED_BOX)
+        KEYED_DATA.set(context, SPACED_KEY, message)
+        return graceful_complete(message)

@@ -15,10 +15,8 @@ import pytest
 
 from dexviz import (
     Attribute,
-    AttributeMap,
     AttributeMatch,
     Channel,
-    ChannelMap,
     Context,
     EventKind,
     FlowErrorType,
@@ -43,9 +41,14 @@ from dexviz import (
     rpc,
 )
 from tests.engine.flows_live import (
+    KEYED_DATA,
+    KEYED_INBOX,
     MODES,
     NO_RETRY,
     SOON,
+    SPACED_BOX,
+    SPACED_KEY,
+    CopiesIntoTheMap,
     LFlow,
     engine_in,
     retries,
@@ -160,47 +163,29 @@ def test_subflow_of_another_instance_keeps_the_registrys_hint(mode: str) -> None
 
 # -- instance keys with spaces and '/' -------------------------------------------------------------
 
-DATA = AttributeMap("data-map", str)
-INBOX = ChannelMap("inbox", str)
-KEY, BOX = "special / key", "a b/c"
-
-
-class CopiesIntoTheMap(Step[int]):
-    """Waits for a message in ``INBOX[BOX]`` and stores it under ``DATA[KEY]``."""
-
-    def get_step_options(self) -> Any:
-        return NO_RETRY
-
-    def wait_for(self, context: Context, n: int) -> Wait:
-        return Wait.until(INBOX.for_one(BOX))
-
-    def execute(self, context: Context, n: int) -> StepDecision:
-        (message,) = INBOX.results(context, BOX)
-        DATA.set(context, KEY, message)
-        return graceful_complete(message)
 
 
 def test_map_instance_keys_accept_spaces_and_slashes_as_dex_does(mode: str) -> None:
-    flow = LFlow("Keys", CopiesIntoTheMap(), (), [DATA, INBOX])
+    flow = LFlow("Keys", CopiesIntoTheMap(), (), [KEYED_DATA, KEYED_INBOX])
     with engine_in([flow], mode) as engine:
         client = engine.client()
         client.start_flow(flow, "f", 1)
-        client.publish("f", INBOX, BOX, "hello")
+        client.publish("f", KEYED_INBOX, SPACED_BOX, "hello")
         result = client.wait_for_flow("f", SOON)
-        stored = client.get_attribute("f", DATA, KEY)
+        stored = client.get_attribute("f", KEYED_DATA, SPACED_KEY)
         jsonl = engine.history("f").to_jsonl()
     assert result.single_output(str) == "hello" and stored == "hello"
     # The key is kept as given; only the physical name escapes it (Registry.physical_name).
-    assert DATA.physical_name(KEY) == "data-map/special%20%2F%20key"
-    assert INBOX.physical_name(BOX) == "inbox/a%20b%2Fc"
+    assert KEYED_DATA.physical_name(SPACED_KEY) == "data-map/special%20%2F%20key"
+    assert KEYED_INBOX.physical_name(SPACED_BOX) == "inbox/a%20b%2Fc"
     assert '"attribute":"data-map/special%20%2F%20key"' in jsonl
 
 
 def test_map_instance_keys_must_still_be_non_empty_strings() -> None:
     with pytest.raises(ValueError, match="^AttributeMap 'data-map': instance key must be a"):
-        DATA.physical_name("")
+        KEYED_DATA.physical_name("")
     with pytest.raises(ValueError, match="^ChannelMap 'inbox': instance key must be a"):
-        INBOX.physical_name(7)  # type: ignore[arg-type]
+        KEYED_INBOX.physical_name(7)  # type: ignore[arg-type]
 
 
 # -- AttributeMatch on encodable values ----------------------------------------------------------
@@ -222,14 +207,14 @@ class StoresTheModel(Step[str]):
 
     def wait_for(self, context: Context, name: str) -> Wait:
         MODEL.set(context, ModelInput(name, ("a", "b")))
-        return Wait.until(INBOX.for_one(BOX))
+        return Wait.until(KEYED_INBOX.for_one(SPACED_BOX))
 
     def execute(self, context: Context, name: str) -> StepDecision:
         return graceful_complete(name)
 
 
 def test_attribute_match_takes_any_encodable_value_by_its_encoded_form(mode: str) -> None:
-    flow = LFlow("Models", StoresTheModel(), (), [MODEL, INBOX])
+    flow = LFlow("Models", StoresTheModel(), (), [MODEL, KEYED_INBOX])
     with engine_in([flow], mode) as engine:
         client = engine.client()
         client.start_flow(flow, "f", "m")
@@ -262,7 +247,7 @@ class Subscribes(Step[str]):
 
     def wait_for(self, context: Context, plan: str) -> Wait:
         STATE.set(context, f"active:{plan}")
-        return Wait.until(INBOX.for_one(BOX))
+        return Wait.until(KEYED_INBOX.for_one(SPACED_BOX))
 
     def execute(self, context: Context, plan: str) -> StepDecision:
         return graceful_complete(plan)
@@ -288,7 +273,7 @@ class Subscription(LFlow):
 def test_rpc_right_after_start_flow_sees_the_start_steps_first_method(
     mode: str, start: type[Step[str]]
 ) -> None:
-    flow = Subscription("Subscription", start(), (), [STATE, INBOX])
+    flow = Subscription("Subscription", start(), (), [STATE, KEYED_INBOX])
     expected = "active:gold" if start is Subscribes else "charged:gold"
     with engine_in([flow], mode) as engine:
         client = engine.client()
@@ -385,7 +370,7 @@ class Parked(Step[int]):
     """Waits for the inbox, so the run is still open when it continues as new."""
 
     def wait_for(self, context: Context, n: int) -> Wait:
-        return Wait.until(INBOX.for_one(BOX))
+        return Wait.until(KEYED_INBOX.for_one(SPACED_BOX))
 
     def execute(self, context: Context, n: int) -> StepDecision:
         return graceful_complete(n)
@@ -397,7 +382,7 @@ def failed(event: Any) -> bool:
 
 
 def test_retries_before_a_continue_as_new_stay_visible(mode: str) -> None:
-    flow = LFlow("Flaky", CallsFlakyService(BACKOFF[mode]), [Parked()], [INBOX])
+    flow = LFlow("Flaky", CallsFlakyService(BACKOFF[mode]), [Parked()], [KEYED_INBOX])
     with engine_in([flow], mode) as engine:
         client = engine.client()
         client.start_flow(flow, "f", 1)
@@ -408,7 +393,7 @@ def test_retries_before_a_continue_as_new_stay_visible(mode: str) -> None:
         client.trigger_continue_as_new("f")
         minute = timedelta(minutes=1)  # the backoff is 21 s of a simulation's clock
         client.wait_for_step_completion("f", "CallsFlakyService-1", minute)
-        client.publish("f", INBOX, BOX, "done")
+        client.publish("f", KEYED_INBOX, SPACED_BOX, "done")
         result = client.wait_for_flow("f", minute)
         history = engine.history("f")
     attempts = [

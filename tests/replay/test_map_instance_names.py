@@ -9,19 +9,12 @@ panel prints (the record itself) keeps the escaped form. Both modes record the s
 from __future__ import annotations
 
 import re
-from typing import Any
 
 import pytest
 
 from dexviz import (
-    AttributeMap,
-    ChannelMap,
-    Context,
     EventKind,
     History,
-    Step,
-    StepDecision,
-    Wait,
     critical_path,
     diff,
     execution_graph,
@@ -29,40 +22,31 @@ from dexviz import (
 )
 from dexviz.replay import frames
 from dexviz.replay.session import Replay
-from dexviz.sdk import graceful_complete
-from tests.engine.flows_live import MODES, NO_RETRY, SOON, LFlow, engine_in, reach
+from tests.engine.flows_live import (
+    KEYED_DATA,
+    KEYED_INBOX,
+    MODES,
+    SOON,
+    SPACED_BOX,
+    CopiesIntoTheMap,
+    LFlow,
+    engine_in,
+    reach,
+)
 
-DATA = AttributeMap("data-map", str)
-INBOX = ChannelMap("inbox", str)
-KEY, BOX = "special / key", "a b/c"
 SHOWN_DATA, SHOWN_BOX = "data-map/special / key", "inbox/a b/c"
 ESCAPED = re.compile(r"%2[0F]")
 
 
-class FilesTheMessage(Step[int]):
-    """Waits for a message in ``INBOX[BOX]`` and stores it under ``DATA[KEY]``."""
-
-    def get_step_options(self) -> Any:
-        return NO_RETRY
-
-    def wait_for(self, context: Context, n: int) -> Wait:
-        return Wait.until(INBOX.for_one(BOX))
-
-    def execute(self, context: Context, n: int) -> StepDecision:
-        (message,) = INBOX.results(context, BOX)
-        DATA.set(context, KEY, message)
-        return graceful_complete(message)
-
-
 def run_keys(mode: str, message: str = "hello") -> History:
-    """One run of ``FilesTheMessage`` in ``mode``, filing ``message``."""
-    flow = LFlow("Keys", FilesTheMessage(), (), [DATA, INBOX])
+    """One run of ``CopiesIntoTheMap`` in ``mode``, filing ``message``."""
+    flow = LFlow("Keys", CopiesIntoTheMap(), (), [KEYED_DATA, KEYED_INBOX])
     with engine_in([flow], mode) as engine:
         client = engine.client()
         client.start_flow(flow, "f", 1)
         # Published once the Step waits, so that the message is what released it (both modes).
         reach(engine, "f", lambda e: e.kind == EventKind.STEP_WAIT_FOR_COMPLETED)
-        client.publish("f", INBOX, BOX, message)
+        client.publish("f", KEYED_INBOX, SPACED_BOX, message)
         client.wait_for_flow("f", SOON)
         return engine.history("f")
 
@@ -87,8 +71,8 @@ def test_the_state_names_map_instances_with_their_keys_as_given(history: History
 def test_a_held_map_message_is_found_by_its_shown_or_physical_name(history: History) -> None:
     consumed = next(i for i, e in enumerate(history) if e.kind == EventKind.MESSAGE_CONSUMED)
     view = state_at(history, consumed)
-    assert view.holder_of(SHOWN_BOX) == view.holder_of(INBOX.physical_name(BOX))
-    assert view.holder_of(SHOWN_BOX) == ("FilesTheMessage-1",)
+    assert view.holder_of(SHOWN_BOX) == view.holder_of(KEYED_INBOX.physical_name(SPACED_BOX))
+    assert view.holder_of(SHOWN_BOX) == ("CopiesIntoTheMap-1",)
 
 
 def test_the_debugger_panels_show_map_keys_as_given(history: History) -> None:
