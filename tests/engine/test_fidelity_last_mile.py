@@ -51,6 +51,7 @@ from tests.engine.flows_live import (
     CopiesIntoTheMap,
     LFlow,
     engine_in,
+    reach,
     retries,
     wait_until,
 )
@@ -386,10 +387,7 @@ def test_retries_before_a_continue_as_new_stay_visible(mode: str) -> None:
     with engine_in([flow], mode) as engine:
         client = engine.client()
         client.start_flow(flow, "f", 1)
-        if mode == "simulation":
-            engine.run(until=failed)
-        else:
-            assert wait_until(lambda: any(failed(e) for e in engine.history("f")))
+        reach(engine, "f", failed)
         client.trigger_continue_as_new("f")
         minute = timedelta(minutes=1)  # the backoff is 21 s of a simulation's clock
         client.wait_for_step_completion("f", "CallsFlakyService-1", minute)
@@ -465,10 +463,7 @@ def test_an_rpc_cancel_reaches_a_local_execute_and_the_flow_goes_on(mode: str) -
     with engine_in([flow], mode) as engine:
         client = engine.client()
         client.start_flow(flow, "f", 30)
-        if mode == "simulation":
-            engine.run(until=started_locally)
-        else:
-            assert wait_until(lambda: any(started_locally(e) for e in engine.history("f")))
+        reach(engine, "f", started_locally)
         client.invoke_rpc(flow.stop, "f", 0)
         result = client.wait_for_flow("f", SOON)
         if mode == "simulation":
@@ -514,10 +509,7 @@ def test_a_sibling_decision_cancel_reaches_a_local_execute_and_the_flow_goes_on(
     with engine_in([flow], mode) as engine:
         client = engine.client()
         client.start_flow(flow, "f", 30)
-        if mode == "simulation":
-            engine.run(until=started_locally)
-        else:
-            assert wait_until(lambda: any(started_locally(e) for e in engine.history("f")))
+        reach(engine, "f", started_locally)
         client.publish("f", STOP, "operator")
         result = client.wait_for_flow("f", SOON)
         assert heard_of_it(engine, mode)
