@@ -293,13 +293,13 @@ def _small_handoff(
 
 
 def _collector(paused: bool) -> AbstractContextManager[None]:
-    """``Engine.run``'s pause of the collector (``relaxed_gc``), or nothing."""
+    """``Engine.run``'s pause of the collector (``collector_paused``), or nothing."""
     return _paused() if paused else nullcontext()
 
 
 @contextmanager
 def _paused() -> Iterator[None]:
-    """What ``dexviz.engine.runtime.relaxed_gc`` does, without importing dexviz.
+    """What ``dexviz.history.collector.collector_paused`` does, without importing dexviz.
 
     Importing it would put dexviz's modules into the reference's peak RSS.
     """
@@ -316,7 +316,7 @@ def reference_gc() -> dict[str, float]:
     """The collector's share of the reference engine's 10,000-chain run, paused as dexviz does.
 
     The collector is paused while the reference runs and resumed inside the measured time, as
-    ``Engine.run`` does (``relaxed_gc``), so the one collection of the run's survivors counts.
+    ``Engine.run`` does (``collector_paused``), so the one collection of the run's survivors counts.
     """
     engine = ref.RefEngine(seed=1)
     for i in range(10_000):

@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Any
 from dexviz.engine import operations
 from dexviz.engine.errors import service_error
 from dexviz.engine.rpc import invoke_rpc, start_step_settled
-from dexviz.engine.runtime import relaxed_gc
 from dexviz.engine.search import search
 from dexviz.engine.state import Phase
+from dexviz.history.collector import collector_paused
 from dexviz.sdk.attribute import AttributeMap
 from dexviz.sdk.attribute_match import AttributeMatch, is_scalar
 from dexviz.sdk.errors import (
@@ -104,7 +104,7 @@ class Client:
                 raise RuntimeError("the engine was closed while this call waited") from None
             return True
         until = None if seconds is None else rt.now() + int(seconds * 1e9)
-        with rt.lock, relaxed_gc():
+        with rt.lock, collector_paused():
             while not ready():
                 if rt.run_unit(until) is None:
                     if until is not None:

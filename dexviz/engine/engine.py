@@ -13,9 +13,10 @@ from dexviz.engine.drive import drive
 from dexviz.engine.faults import FaultPlan
 from dexviz.engine.flow_state import FlowState
 from dexviz.engine.recovery import Recovery, RecoveryReport
-from dexviz.engine.runtime import Runtime, relaxed_gc
+from dexviz.engine.runtime import Runtime
 from dexviz.engine.scheduler import SIMULATION_EPOCH_NS
 from dexviz.engine.store import Store
+from dexviz.history.collector import collector_paused
 from dexviz.history.event import Event
 from dexviz.history.history import History
 from dexviz.history.kinds import EventKind
@@ -234,7 +235,7 @@ class Engine:
         predicate = breakpoint_predicate(until, self.step_types) if until is not None else None
         produced: list[Event] = []
         try:
-            with relaxed_gc():
+            with collector_paused():
                 if drive(self._rt, produced, max_units, predicate):
                     return produced
             raise self._limit(max_units)

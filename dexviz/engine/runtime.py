@@ -9,9 +9,7 @@ once: a closed run, a commit. Its :meth:`Runtime.commit` runs the after-commit c
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -53,25 +51,6 @@ from dexviz.sdk.registry import Registry
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
-
-
-@contextmanager
-def relaxed_gc() -> Iterator[None]:
-    """Pause the cyclic garbage collector while the engine drives units, then resume it.
-
-    A run allocates many small objects that all survive (events, executions, payloads), and the
-    collector would scan each of them twice on its way to the oldest generation without ever
-    finding garbage: that was a quarter of a long run's time. Reference counting still frees
-    everything the engine drops; the rare reference cycles made during a run (a stored
-    exception, say) are collected once the collector resumes.
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 class Runtime(Kernel):
