@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, TypeVar
-from urllib.parse import unquote
 
 from dexviz.engine.state import Execution, FlowRun
+from dexviz.history.instance_names import decoded_key
 from dexviz.sdk.attribute import AttributeMap, type_default
 from dexviz.sdk.channel import Channel
 from dexviz.sdk.codec import CodecRegistry
@@ -319,7 +319,7 @@ class InvocationContext(AsyncContext):
         for key, (_, value) in self.staged.writes.items():
             if key.startswith(prefix):
                 (keys.discard if value is DELETED else keys.add)(key)
-        return tuple(sorted(unquote(k[len(prefix) :]) for k in keys))
+        return tuple(sorted(decoded_key(k[len(prefix) :]) for k in keys))
 
     # -- channels -------------------------------------------------------------------------
     def _declared_channel(self, definition: Any) -> None:
@@ -387,7 +387,7 @@ class InvocationContext(AsyncContext):
         prefix = definition.name + "/"
         keys = {k for k, q in self._run.queues_view.items() if k.startswith(prefix) and q}
         keys.update(k for k, _ in self.staged.publishes if k.startswith(prefix))
-        return tuple(sorted(unquote(k[len(prefix) :]) for k in keys))
+        return tuple(sorted(decoded_key(k[len(prefix) :]) for k in keys))
 
     def _pending_messages(
         self, definition: Any, instance: str | None

@@ -25,7 +25,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
-from urllib.parse import unquote
 
 from dexviz.engine.decide import DEFAULT_OPTIONS
 from dexviz.engine.recovery_fold import ExecutionFold, RunFold, StoredMessage, fold_run, split_runs
@@ -33,6 +32,7 @@ from dexviz.engine.state import Execution, FlowRun, Message, Phase, TimerState
 from dexviz.engine.stored_options import retry_policy
 from dexviz.engine.timeouts import TIMEOUT_STEP_TYPE
 from dexviz.engine.units import DelayedStart, ResumeMethod, TimerFired
+from dexviz.history.instance_names import decoded_key
 from dexviz.history.kinds import EventKind
 from dexviz.sdk.channel import Channel
 from dexviz.sdk.condition import ChannelCondition, Condition, SubFlowCondition, TimerCondition
@@ -425,7 +425,7 @@ def _channel_condition(run: FlowRun, item: dict[str, Any]) -> ChannelCondition:
         )
     return ChannelCondition(
         channel=channel,
-        instance=unquote(instance) if instance and not isinstance(channel, Channel) else None,
+        instance=decoded_key(instance) if instance and not isinstance(channel, Channel) else None,
         at_least=item.get("at_least"),
         at_most=item.get("at_most"),
         condition_id=item.get("condition_id"),

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
-from urllib.parse import unquote
 
 from dexviz.engine.decide import Decisions
 from dexviz.engine.errors import service_error
@@ -20,6 +19,7 @@ from dexviz.engine.state import Execution, FlowRun, Message
 from dexviz.engine.timeouts import FlowTimeouts
 from dexviz.engine.waits import WaitManager
 from dexviz.history.event import Event
+from dexviz.history.instance_names import decoded_key
 from dexviz.history.kinds import EventKind
 from dexviz.sdk.channel import Channel
 from dexviz.sdk.condition import ChannelCondition, Condition, TimerCondition
@@ -284,7 +284,7 @@ class TimeTravel:
                 conditions.append(
                     ChannelCondition(
                         channel=channel,
-                        instance=unquote(instance)
+                        instance=decoded_key(instance)
                         if instance and not isinstance(channel, Channel)
                         else None,
                         at_least=item["at_least"],

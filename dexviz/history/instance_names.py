@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["condition_label", "shown_name"]
+__all__ = ["condition_label", "decoded_key", "shown_name"]
 
 
 def shown_name(physical: str) -> str:
@@ -28,9 +28,24 @@ def shown_name(physical: str) -> str:
     name, slash, key = physical.partition("/")
     if not slash or "%" not in key:
         return physical
-    from urllib.parse import unquote  # only histories with escaped keys pay for the import
+    return f"{name}/{decoded_key(key)}"
 
-    return f"{name}/{unquote(key)}"
+
+def decoded_key(escaped: str) -> str:
+    """A map instance's key as given, from the escaped form a physical name stores it in.
+
+    The inverse of the escape ``sdk.channel`` applies when it names an instance; the engine
+    (recovery, time travel, a context listing a map's keys) and every view decode with it.
+
+    Examples:
+        >>> decoded_key("special%20%2F%20key")
+        'special / key'
+    """
+    if "%" not in escaped:
+        return escaped
+    from urllib.parse import unquote  # only escaped keys pay for the import
+
+    return unquote(escaped)
 
 
 def condition_label(condition: Mapping[str, Any]) -> str:
