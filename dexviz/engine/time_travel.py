@@ -7,6 +7,7 @@ old run's later RPC writes and client publications are applied again (R164).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -79,7 +80,7 @@ class TimeTravel:
         run = self._starts.new_run(old.definition, flow_id)
         run.start_options, run.start_input = old.start_options, old.start_input
         rt.runs[flow_id] = run
-        executions = self._fold(run, events[:cut])
+        executions = self._fold(run, events[:cut], history)
         later = (
             [] if options.skip_writes_reapply else [e for e in events[cut:] if e.kind in _CHANGES]
         )
@@ -122,7 +123,9 @@ class TimeTravel:
         return self._timeouts.start(run, run.start_options)
 
     # -- folding the old run ----------------------------------------------------------------
-    def _fold(self, run: FlowRun, events: list[Event]) -> list[FoldedExecution]:
+    def _fold(
+        self, run: FlowRun, events: list[Event], history: Iterable[Event]
+    ) -> list[FoldedExecution]:
         executions: dict[str, FoldedExecution] = {}
         reserved: dict[str, Message] = {}
         for event in events:
@@ -132,6 +135,9 @@ class TimeTravel:
             type_name, _, number = folded.execution_id.rpartition("-")
             run.raise_counter(type_name, int(number))
         active = [f for f in executions.values() if f.phase not in ("done", "canceled")]
+        missing = {m for f in active for m in f.reserved if m not in reserved}
+        if missing:
+            self._fold_carried(run, history, missing, reserved)
         for folded in active:
             folded.reserved = [m for m in folded.reserved if m in reserved]
         self._reserved = reserved
@@ -159,6 +165,34 @@ class TimeTravel:
                     event.step_type or "", event.execution_id or "", payload["output"]
                 )
                 run.completions.append(completion)
+
+    def _fold_carried(
+        self,
+        run: FlowRun,
+        history: Iterable[Event],
+        missing: set[str],
+        reserved: dict[str, Message],
+    ) -> None:
+        """Messages an execution resumed by an earlier fork still holds, from their publication.
+
+        A run that is itself a fork starts with those messages already reserved: its events
+        name them (``reserved`` of the resumed execution) but were never given their bodies, so
+        forking it again takes them from where the Flow's history first published them.
+        """
+        for event in history:
+            if event.kind == EventKind.MESSAGE_PUBLISHED:
+                published: Iterable[Any] = (event.payload,)
+            elif event.kind == EventKind.FLOW_STARTED_OR_CONTINUED:
+                published = event.payload.get("pending_messages", ())
+            else:
+                continue
+            for payload in published:
+                if payload["message_id"] in missing and payload["message_id"] not in reserved:
+                    run.message_count += 1
+                    value = self._decode(run, payload["channel"], payload["value"])
+                    reserved[payload["message_id"]] = Message(
+                        payload["message_id"], run.message_count, payload["channel"], value
+                    )
 
     @staticmethod
     def _fold_move(run: FlowRun, event: Event, reserved: dict[str, Message]) -> None:

@@ -262,3 +262,55 @@ def test_r164_a_forked_run_can_itself_be_forked_with_its_waiting_steps() -> None
     assert [a.execution_id for a in engine.flow_state("g").active_executions] == ["_Waiter-1"]
     client.publish("g", GATE, "open")
     assert client.wait_for_flow("g").completions[0].value == "open:5"
+
+
+class _Flaky(Step[int]):
+    """Takes a message in WaitFor; its Execute fails until it has run in three runs."""
+
+    def __init__(self) -> None:
+        self.runs: list[str] = []
+
+    def get_step_options(self) -> StepOptions:
+        return NO_RETRY
+
+    def wait_for(self, context: Context, n: int) -> Wait:
+        return Wait.until(INBOX.for_one())
+
+    def execute(self, context: Context, n: int) -> StepDecision:
+        self.runs.append(context.run_id)
+        if len(self.runs) < 3:
+            raise RuntimeError("not yet")
+        return graceful_complete(",".join(INBOX.results(context)))
+
+
+def test_r164_a_fork_of_a_fork_still_hands_the_execute_its_consumed_message(mode: str) -> None:
+    """The message a resumed Execute holds is carried into every later fork, not only the first.
+
+    The first fork resumes ``_Flaky-1`` satisfied with the message it took; that run's own
+    events name the message but never publish it, so a second fork must take its body from the
+    run that published it.
+    """
+    flaky = _Flaky()
+    flow = LFlow("ForkTwice", flaky, [], [INBOX])
+    again = TimeTravelOptions(
+        TimeTravelType.STEP_EXECUTION_ID,
+        step_execution_id="_Flaky-1",
+        step_method=TimeTravelStepMethod.EXECUTE,
+    )
+    with engine_in([flow], mode) as engine:
+        client = engine.client()
+        client.start_flow(flow, "f", 1)
+        waiting(engine, "f", "_Flaky-1")
+        client.publish("f", INBOX, "m")
+        assert client.wait_for_flow("f", SOON).status is FlowStatus.FAILED
+        client.time_travel("f", again)
+        assert client.wait_for_flow("f", SOON).status is FlowStatus.FAILED
+        client.time_travel("f", again)
+        result = client.wait_for_flow("f", SOON)
+        history = engine.history("f")
+    assert result.status is FlowStatus.COMPLETED
+    assert [c.value for c in result.completions] == ["m"]
+    assert len(flaky.runs) == len(set(flaky.runs)) == 3
+    created = of_kind(history, EventKind.STEP_EXECUTION_CREATED)
+    resumed = [e.payload["reserved"] for e in created if "reserved" in e.payload]
+    assert len(resumed) == 2 and resumed[0] == resumed[1] != []

@@ -75,9 +75,8 @@ class TakeThenFail(Step[int]):
 def resumed_with_messages_run() -> History:
     """A failed Execute that took a message, time-travelled to twice.
 
-    Both forks resume the execution satisfied (``resumed_phase``); the first one holds the
-    message (``reserved``), the second none, as the fork folds only the messages consumed in
-    the run it forks.
+    Both forks resume the execution satisfied (``resumed_phase``) holding the message
+    (``reserved``): the second takes its body from the first run, which published it.
     """
     flow = AdHocFlow("FoldResumed", TakeThenFail(), [], [INBOX])
     engine = Engine([flow], seed=0)
