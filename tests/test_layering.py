@@ -489,9 +489,9 @@ ENGINE_LAYERS: dict[str, frozenset[str]] = {
     "core": frozenset({
         "attempt_deadline", "choice", "completed", "context", "effects", "errors", "failure_info",
         "faults", "flow_state", "fork", "kernel", "live", "locks", "loop", "plan", "ports",
-        "recorder", "recovery_fold", "rng_state", "runners", "scheduler", "search", "simple_wait",
-        "spec", "state", "store", "stored_options", "streams", "units", "uuids", "wait_payloads",
-        "waiters",
+        "recorder", "recovery_fold", "recovery_records", "rng_state", "runners", "scheduler",
+        "search", "simple_wait", "spec", "state", "store", "stored_options", "streams", "units",
+        "uuids", "wait_payloads", "waiters",
     }),
     # Durable stores: they encode core's records.
     "store": frozenset({"group_sync", "sqlite_check", "sqlite_compact", "sqlite_schema",
