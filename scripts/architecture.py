@@ -26,7 +26,8 @@ def module_list() -> str:
     """One Markdown bullet per module of the dexviz package, grouped by folder."""
     lines: list[str] = []
     current = None
-    for path in sorted((ROOT / "dexviz").rglob("*.py")):
+    # By folder, then name: a sub-package's modules come after all of its parent's.
+    for path in sorted((ROOT / "dexviz").rglob("*.py"), key=lambda p: (p.parent.parts, p.name)):
         folder = path.parent.relative_to(ROOT).as_posix()
         if folder != current:
             lines.append(f"\n### `{folder}/`\n")

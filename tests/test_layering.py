@@ -410,7 +410,7 @@ CYCLE_PACKAGES = (
 """Packages inside which no import cycle may exist (``TYPE_CHECKING`` and deferred imports
 count: each traces a real dependency). There is no list of tolerated cycles: a cycle is broken
 by moving what both sides need into a module both import, or by an interface (see
-``dexviz/engine/ports.py``), never by hiding an import."""
+the engine's ``ports`` module), never by hiding an import."""
 
 
 def package_graph(package_dir: Path, package: str) -> dict[str, set[str]]:
@@ -489,12 +489,12 @@ ENGINE_LAYERS: dict[str, frozenset[str]] = {
     "core": frozenset({
         "attempt_deadline", "choice", "completed", "context", "effects", "errors", "failure_info",
         "faults", "flow_state", "fork", "kernel", "live", "locks", "loop", "plan", "ports",
-        "recorder", "recovery_fold", "rng_state", "runners", "scheduler", "search", "simple_wait",
-        "spec", "state", "store", "stored_options", "streams", "units", "uuids", "wait_payloads",
-        "waiters",
+        "recorder", "recovery_fold", "recovery_records", "rng_state", "runners", "scheduler",
+        "search", "simple_wait", "spec", "state", "store", "stored_options", "streams", "units",
+        "uuids", "wait_payloads", "waiters",
     }),
-    # Durable stores: they encode core's records.
-    "store": frozenset({"group_sync", "sqlite_check", "sqlite_compact", "sqlite_schema",
+    # The durable SQLite store: it encodes core's records.
+    "sqlite": frozenset({"group_sync", "sqlite_check", "sqlite_compact", "sqlite_schema",
                         "sqlite_store", "store_lock"}),
     # Committing a method's result: deciding, waking waiters, ending executions and runs.
     "commit": frozenset({"closing", "decide", "heartbeats", "waits"}),
@@ -510,23 +510,26 @@ ENGINE_LAYERS: dict[str, frozenset[str]] = {
         "recovery", "rpc", "simulate", "snapshot_names", "state_copy",
     }),
 }  # fmt: skip
-"""The layer of every module of ``dexviz/engine`` (by path inside it, without ``.py``).
+"""The layer of every module at the top of ``dexviz/engine`` (its name, without ``.py``).
 
 The order a unit of work runs in, bottom up: ``drive`` picks a unit, ``attempt`` runs the
 method, ``commit`` applies its result, ``flows`` act on whole runs. A module in no layer fails
-the test: give a new module its layer here (and in ARCHITECTURE.md's diagram)."""
+the test: give a new module its layer here (and in ARCHITECTURE.md's diagram). Once
+``scripts/engine_layout.py`` has moved a layer into the sub-package ``dexviz/engine/<layer>/``,
+the sub-package is the layer of its modules and the layer leaves this table."""
 
 ENGINE_ALLOWED: dict[str, frozenset[str]] = {
     "core": frozenset(),
-    "store": frozenset({"core"}),
+    "sqlite": frozenset({"core"}),
     "commit": frozenset({"core"}),
     "attempt": frozenset({"core", "commit"}),
     "flows": frozenset({"core", "commit", "attempt"}),
-    "runtime": frozenset({"core", "store", "commit", "attempt", "flows"}),
-    "faces": frozenset({"core", "store", "commit", "attempt", "flows", "runtime"}),
+    "runtime": frozenset({"core", "sqlite", "commit", "attempt", "flows"}),
+    "faces": frozenset({"core", "sqlite", "commit", "attempt", "flows", "runtime"}),
 }
-"""Which other engine layers each layer may import (its own is always allowed). A collaborator
-that must call upward holds one of the interfaces of ``engine/ports.py`` instead."""
+"""Which other engine layers each layer may import (its own is always allowed); a sub-package
+of ``dexviz/engine`` is a layer only if it is a key here. A collaborator
+that must call upward holds one of the interfaces of the engine's ``ports`` module instead."""
 
 
 def _sub_module(package_dir: Path, package: str, module: str) -> str:
@@ -537,6 +540,20 @@ def _sub_module(package_dir: Path, package: str, module: str) -> str:
     return f"{relative}.__init__".lstrip(".") if is_package else relative
 
 
+def sub_layer_of(
+    sub: str, layers: dict[str, frozenset[str]], allowed: dict[str, frozenset[str]]
+) -> str | None:
+    """The layer of a module by its path inside the package (``_sub_module``), or None.
+
+    A module of a sub-package that names a layer of ``allowed`` is in that layer; any other
+    module is in the layer of ``layers`` that lists it.
+    """
+    package, dot, _ = sub.partition(".")
+    if dot and package in allowed:
+        return package
+    return next((layer for layer, modules in layers.items() if sub in modules), None)
+
+
 def check_sub_layers(
     package_dir: Path,
     package: str,
@@ -544,14 +561,13 @@ def check_sub_layers(
     allowed: dict[str, frozenset[str]],
 ) -> list[Violation]:
     """Every import between modules of ``dexviz/<package>`` that its layer table forbids."""
-    layer_of_module = {m: layer for layer, modules in layers.items() for m in modules}
     graph = package_graph(package_dir, package)
     violations: list[Violation] = []
     for path in sorted((package_dir / package).rglob("*.py")):
         relative = path.relative_to(package_dir.parent).as_posix()
         name = module_name(package_dir, path)
         source = _sub_module(package_dir, package, name)
-        source_layer = layer_of_module.get(source)
+        source_layer = sub_layer_of(source, layers, allowed)
         if source_layer is None:
             violations.append(Violation(relative, 1, f"{source} is in no layer of the table"))
             continue
@@ -561,7 +577,8 @@ def check_sub_layers(
                 target = target.rpartition(".")[0]
             if target not in graph[name]:
                 continue
-            target_layer = layer_of_module.get(_sub_module(package_dir, package, target))
+            target_sub = _sub_module(package_dir, package, target)
+            target_layer = sub_layer_of(target_sub, layers, allowed)
             if target_layer is None or target_layer == source_layer:
                 continue
             if target_layer not in allowed[source_layer]:
@@ -574,15 +591,18 @@ def check_sub_layers(
 
 
 def test_every_engine_module_is_in_exactly_one_layer():
-    modules = {
-        _sub_module(PACKAGE_DIR, "engine", module_name(PACKAGE_DIR, path))
-        for path in (PACKAGE_DIR / "engine").rglob("*.py")
-    }
+    engine = PACKAGE_DIR / "engine"
+    top = {path.stem for path in engine.glob("*.py")}
+    packages = {path.parent.name for path in engine.glob("*/__init__.py")}
     listed = [m for members in ENGINE_LAYERS.values() for m in members]
     assert len(listed) == len(set(listed)), "a module is in two layers"
-    assert sorted(modules - set(listed)) == [], "modules in no layer of ENGINE_LAYERS"
-    assert sorted(set(listed) - modules) == [], "ENGINE_LAYERS names modules that do not exist"
-    assert set(ENGINE_ALLOWED) == set(ENGINE_LAYERS)
+    assert sorted(top - set(listed)) == [], "modules in no layer of ENGINE_LAYERS"
+    assert sorted(set(listed) - top) == [], "ENGINE_LAYERS names modules that do not exist"
+    assert sorted(packages - set(ENGINE_ALLOWED)) == [], "sub-packages that are no layer"
+    assert sorted(packages & {k for k, v in ENGINE_LAYERS.items() if v}) == [], (
+        "layers both listed in ENGINE_LAYERS and moved into a sub-package"
+    )
+    assert set(ENGINE_ALLOWED) == set(ENGINE_LAYERS) | packages
 
 
 def test_engine_imports_follow_the_layer_table():
@@ -600,12 +620,18 @@ def test_the_sub_layer_checker_reports_upward_and_unlisted_imports(tmp_path):
         ),
         "dexviz/engine/top.py": "from dexviz.engine import low\n",
         "dexviz/engine/stray.py": "",
+        "dexviz/engine/base/__init__.py": '"""A layer that is a sub-package."""\n',
+        "dexviz/engine/base/clock.py": "from dexviz.engine.low import L  # upward\n",
+        "dexviz/engine/other/thing.py": "",
     })  # fmt: skip
     layers = {"low": frozenset({"low"}), "top": frozenset({"top", "__init__"})}
-    allowed = {"low": frozenset(), "top": frozenset({"low"})}
+    allowed = {"base": frozenset(), "low": frozenset({"base"}), "top": frozenset({"low"})}
     found = [str(v) for v in check_sub_layers(root, "engine", layers, allowed)]
     assert found == [
+        "dexviz/engine/base/clock.py:1: base -> low: base.clock imports dexviz.engine.low; "
+        "base may import only: its own layer",
         "dexviz/engine/low.py:3: low -> top: low imports dexviz.engine.top; "
-        "low may import only: its own layer",
+        "low may import only: base",
+        "dexviz/engine/other/thing.py:1: other.thing is in no layer of the table",
         "dexviz/engine/stray.py:1: stray is in no layer of the table",
     ]

@@ -21,8 +21,10 @@ from types import TracebackType
 
 from dexviz.sdk.errors import RetryAfterError
 
-_PACKAGE_ROOT = Path(__file__).resolve().parent.parent.parent
-_ENGINE = str(Path(__file__).resolve().parent)
+# Found by name, not by depth, so the module may sit anywhere inside the engine package.
+_ENGINE_DIR = next(p for p in Path(__file__).resolve().parents if p.name == "engine")
+_PACKAGE_ROOT = _ENGINE_DIR.parent.parent
+_ENGINE = str(_ENGINE_DIR)
 _STDLIB = str(Path(sysconfig.get_paths()["stdlib"]).resolve())
 _FILE_LINE = re.compile(r'^(\s*File ")([^"]+)(", line \d+)', re.MULTILINE)
 

@@ -27,7 +27,8 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from dexviz.engine.decide import DEFAULT_OPTIONS
-from dexviz.engine.recovery_fold import ExecutionFold, RunFold, StoredMessage, fold_run, split_runs
+from dexviz.engine.recovery_fold import fold_run, split_runs
+from dexviz.engine.recovery_records import ExecutionFold, RunFold, StoredMessage
 from dexviz.engine.state import Execution, FlowRun, Message, Phase, TimerState
 from dexviz.engine.stored_options import retry_policy
 from dexviz.engine.timeouts import TIMEOUT_STEP_TYPE

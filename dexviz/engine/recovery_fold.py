@@ -1,105 +1,21 @@
 """The recovery fold: one run's stored events folded into the state its last commit left.
 
 Every state change the engine makes is described by the events of the commit that makes it, so
-the state of a run at its last commit is a pure function of its events. This module computes it
-as plain JSON-ready data (no engine objects) with the shared execution-phase fold of
-:mod:`dexviz.history.phases`; :mod:`dexviz.engine.recovery` turns it back into a live run.
+the state of a run at its last commit is a pure function of its events. This module computes
+it, as the plain records of :mod:`dexviz.engine.recovery_records`, with the shared
+execution-phase fold of :mod:`dexviz.history.phases`; :mod:`dexviz.engine.recovery` turns it
+back into a live run.
 """
 
 from __future__ import annotations
 
-from collections import deque
-from dataclasses import dataclass, field
 from typing import Any
 
+from dexviz.engine.recovery_records import ExecutionFold, RunFold, StoredMessage, StoredTimer
 from dexviz.history.event import Event
 from dexviz.history.fold import split_runs as split_runs
 from dexviz.history.kinds import EventKind
-from dexviz.history.phases import ExecutionPhase, PhaseFold
-
-
-@dataclass(slots=True)
-class StoredMessage:
-    """One Channel message as the history recorded it; ``number`` keeps publication order."""
-
-    message_id: str
-    number: int
-    channel: str
-    value: Any
-
-
-@dataclass(slots=True)
-class StoredTimer:
-    """A Timer condition's stored deadline and whether it fired (or was skipped)."""
-
-    condition_id: str | None
-    duration_s: float
-    fire_at_ns: int
-    done: bool = False
-
-
-@dataclass
-class ExecutionFold(ExecutionPhase):
-    """One execution as of the last commit: its phase, and its attempt, Timers and locals.
-
-    The phase, wait and reserved messages are :class:`ExecutionPhase`'s; the rest is what a
-    restart needs besides: the attempt in progress, its Timers, locals and recovery error.
-    """
-
-    method: str = ""
-    attempt: int = 0
-    attempt_open: bool = False
-    first_started_ns: int = 0
-    retry_at_ns: int | None = None
-    wait_registered_ns: int = 0
-    timers: dict[int, StoredTimer] = field(default_factory=dict)
-    satisfied_conditions: tuple[int, ...] = ()
-    locals: dict[str, Any] = field(default_factory=dict)
-    recovery_error: tuple[str, str] | None = None
-
-
-@dataclass
-class RunFold:
-    """One run of a Flow id as of its last commit (JSON-ready values)."""
-
-    run_id: str
-    flow_type: str = ""
-    started_ns: int = 0
-    start_input: Any = None
-    timeout_s: float | None = None
-    timeout_policy: str | None = None
-    retry_policy: Any = None
-    start_delay_s: float = 0.0
-    start_execution_id: str | None = None
-    deadline_ns: int | None = None
-    previous: RunFold | None = None
-    attributes: dict[str, Any] = field(default_factory=dict)
-    queues: dict[str, deque[StoredMessage]] = field(default_factory=dict)
-    held: dict[str, StoredMessage] = field(default_factory=dict)
-    executions: dict[str, ExecutionFold] = field(default_factory=dict)
-    counters: dict[str, int] = field(default_factory=dict)
-    completions: list[tuple[str, str, Any]] = field(default_factory=list)
-    graceful_requested: bool = False
-    message_count: int = 0
-    closed: dict[str, Any] | None = None
-    closed_ns: int | None = None
-    last_seq: int = 0
-    last_time_ns: int = 0
-    failed_routes: dict[str, tuple[str, str]] = field(default_factory=dict)
-    _returning: list[StoredMessage] = field(default_factory=list)
-
-    @property
-    def is_open(self) -> bool:
-        """Whether the run had not closed at its last commit."""
-        return self.closed is None
-
-    def queue(self, channel: str) -> deque[StoredMessage]:
-        """The queue of a physical Channel name, created on first use."""
-        found = self.queues.get(channel)
-        if found is None:
-            found = self.queues[channel] = deque()
-        return found
-
+from dexviz.history.phases import PhaseFold
 
 _CANCEL_BATCH = frozenset({EventKind.EXECUTION_CANCELED, EventKind.MESSAGE_RETURNED})
 
