@@ -29,7 +29,7 @@ import io
 import pickle
 from typing import TYPE_CHECKING, Any
 
-from dexviz.engine import rng_state
+from dexviz.engine import coroutine_replay, rng_state
 from dexviz.engine.invoke import QueuedStart
 from dexviz.engine.snapshot_names import NamedPickler, NamedUnpickler
 from dexviz.engine.state_copy import Memo, copy_dict, copy_value
@@ -57,7 +57,7 @@ class EngineState:
         "runs", "previous_runs", "locks", "stale_skips", "subflow_parents", "flow_timers",
         "flow_policies", "can_requested", "can_first_seq", "now_ns", "ready", "timers",
         "timer_seq", "choice_rng", "id_rng", "id_millis", "id_prefix", "histories", "commits",
-        "streams", "fault_counts",
+        "streams", "fault_counts", "coroutines",
     )  # fmt: skip
 
     runs: dict[str, Any]
@@ -81,6 +81,7 @@ class EngineState:
     commits: int
     streams: dict[Any, Any]
     fault_counts: tuple[int, set[int], int]
+    coroutines: tuple[coroutine_replay.CoroutineTrace, ...]
 
     @classmethod
     def of(cls, rt: Runtime) -> EngineState:
@@ -101,6 +102,7 @@ class EngineState:
         state.histories = {flow_id: (log, len(log)) for flow_id, log in store._events.items()}
         state.commits, state.streams = store.commits, rt.streams._logs
         state.fault_counts = (faults.commits, faults._fired, faults.spent)
+        state.coroutines = ()
         return state
 
     def copied(self) -> EngineState:
@@ -136,6 +138,7 @@ class EngineState:
         new.streams = copy_dict(memo, table) if table else {}
         commits, fired, spent = self.fault_counts
         new.fault_counts = (commits, set(fired), spent)
+        new.coroutines = self.coroutines
         return new
 
     def install(self, rt: Runtime) -> None:
@@ -303,11 +306,16 @@ def take(rt: Runtime) -> EngineSnapshot:
     if rt.recorder._pending:
         raise SnapshotError("a unit is being committed: snapshot between units")
     if (rt._loop is not None and rt._loop.pending_tasks()) or not _records_only(rt):
-        raise SnapshotError(
-            "a coroutine handler is running (its frame cannot be copied): snapshot when no "
-            "async Step method is in flight"
-        )
-    state = EngineState.of(rt).copied()
+        # Coroutine handlers in flight: kept as traces that a restore re-drives.
+        try:
+            traces, index, contexts = coroutine_replay.describe(rt)
+        except coroutine_replay.ReplayError as error:
+            raise SnapshotError(f"a coroutine handler cannot be snapshotted: {error}") from None
+        state = EngineState.of(rt).copied()
+        coroutine_replay.mark(state, rt, traces, index, contexts)
+        state.coroutines = tuple(traces)
+    else:
+        state = EngineState.of(rt).copied()
     flow_types = tuple(d.flow_type for d in rt.registry.definitions)
     return EngineSnapshot(flow_types, state.now_ns, state=state, origin=rt)
 
@@ -328,4 +336,10 @@ def restore(rt: Runtime, snapshot: EngineSnapshot) -> None:
         # its timers): dropped as a dying process would, so the restored engine can snapshot.
         rt._loop.abandon()
         rt._loop = None
-    snapshot.state_for(rt).install(rt)
+    state = snapshot.state_for(rt)
+    state.install(rt)
+    if state.coroutines:
+        try:
+            coroutine_replay.redrive(rt, state.coroutines)
+        except coroutine_replay.ReplayError as error:
+            raise SnapshotError(f"a coroutine handler could not be rebuilt: {error}") from None
