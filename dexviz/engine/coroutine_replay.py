@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from dexviz.engine.context import InvocationContext
 from dexviz.engine.loop import LoopCallback
+from dexviz.engine.runners import DeferredCall
 from dexviz.engine.units import Unit
 
 if TYPE_CHECKING:
@@ -39,6 +40,8 @@ STEP, WAKEUP, TIMER, DONE = "step", "wakeup", "timer", "done"
 """The asyncio callbacks of a handler's Task that a snapshot can hold: its next step, its
 wakeup once the future it awaits is done, the timer of the sleep it awaits, its done callback."""
 DUE = "due"
+_SLEEP_TIMER: Any = getattr(futures, "_set_result_unless_cancelled")  # noqa: B009 - private
+"""The callback of ``asyncio.sleep``'s timer (it resolves the future the Task awaits)."""
 
 
 class ReplayError(RuntimeError):
@@ -104,7 +107,10 @@ class _Capture:
 
 
 def _where(run: FlowRun, ex: Execution) -> str:
-    return f"Flow {run.flow_type!r} (flow id {run.flow_id!r}), Step {ex.step_type!r}, execution {ex.execution_id!r}"
+    return (
+        f"Flow {run.flow_type!r} (flow id {run.flow_id!r}), Step {ex.step_type!r}, "
+        f"execution {ex.execution_id!r}"
+    )
 
 
 def wake_of(loop: Any, unit: Any) -> tuple[asyncio.Task[Any], str] | None:
@@ -117,9 +123,9 @@ def wake_of(loop: Any, unit: Any) -> tuple[asyncio.Task[Any], str] | None:
     if isinstance(owner, asyncio.Task):
         name = getattr(callback, "__name__", "")
         return owner, WAKEUP if "wakeup" in name else STEP
-    if callback is futures._set_result_unless_cancelled and args:  # type: ignore[attr-defined]
+    if callback is _SLEEP_TIMER and args:
         for task in loop.pending_tasks():
-            if task._fut_waiter is args[0]:  # type: ignore[attr-defined]
+            if task._fut_waiter is args[0]:
                 return task, TIMER
         return None
     if args and isinstance(args[0], asyncio.Task) and args[0].done():
@@ -133,57 +139,64 @@ def describe(rt: Runtime) -> tuple[list[CoroutineTrace], dict[int, int], list[An
 
     Raises ReplayError for a coroutine (or an asyncio callback) a re-drive cannot rebuild.
     """
-    loop, sim = rt._loop, rt.sim
-    assert sim is not None
-    owners: dict[int, tuple[FlowRun, Execution]] = {}
-    for run in rt.runs.values():
-        for ex in run.executions.values():
-            if ex.task is not None and isinstance(ex.task, asyncio.Task):
-                owners[id(ex.task)] = (run, ex)
-    tasks: list[asyncio.Task[Any]] = list(loop.pending_tasks()) if loop is not None else []
-    for unit in [*sim._ready, *(t.unit for t in sim._timers if not t.canceled)]:
-        if isinstance(unit, LoopCallback):
-            found = wake_of(loop, unit)
-            if found is None:
-                raise ReplayError(f"an asyncio callback of another kind is queued ({unit.handle!r})")
-            if found[0] not in tasks:
-                tasks.append(found[0])
-    _check_waits(loop, tasks, owners, sim)
+    owners: dict[int, tuple[FlowRun, Execution]] = {
+        id(ex.task): (run, ex)
+        for run in rt.runs.values()
+        for ex in run.executions.values()
+        if ex.task is not None and isinstance(ex.task, asyncio.Task)
+    }
+    tasks = _tasks_in_flight(rt)
     traces: list[CoroutineTrace] = []
     index: dict[int, int] = {}
     contexts: list[Any] = []
-    for task in tasks:
+    for task, woken in tasks.items():
         owner = owners.get(id(task))
         call = task.get_coro()
-        if owner is None or not hasattr(call, "steps"):
+        if owner is None or not isinstance(call, DeferredCall):
             raise ReplayError(f"a Task that runs no Step attempt is in flight ({task!r})")
         run, ex = owner
         if call.thrown:
             raise ReplayError(f"{_where(run, ex)}: a handler was thrown into (a cancellation)")
+        if not woken:
+            raise ReplayError(
+                f"{_where(run, ex)}: its coroutine awaits something other than the loop's "
+                "timers (a foreign future, another Task, a thread), which a re-drive cannot "
+                "resolve"
+            )
         index[id(task)] = len(traces)
-        traces.append(
-            CoroutineTrace(run.flow_id, ex.execution_id, ex.attempt_token, tuple(call.steps), _where(run, ex))
-        )
+        where = _where(run, ex)
+        steps = tuple(call.steps)
+        traces.append(CoroutineTrace(run.flow_id, ex.execution_id, ex.attempt_token, steps, where))
         contexts.append(call.context)
     return traces, index, contexts
 
 
-def _check_waits(loop: Any, tasks: list[Any], owners: dict[int, Any], sim: Any) -> None:
-    """Every Task in flight must have a callback on the scheduler (else it awaits a foreign
-    future, another Task or a thread: nothing the re-drive could resolve as it was)."""
-    woken = {id(found[0]) for unit in [*sim._ready, *(t.unit for t in sim._timers if not t.canceled)]
-             if (found := wake_of(loop, unit)) is not None}  # fmt: skip
-    for task in tasks:
-        if id(task) not in woken:
-            owner = owners.get(id(task))
-            where = _where(*owner) if owner is not None else repr(task)
-            raise ReplayError(
-                f"{where}: its coroutine awaits something other than the loop's timers "
-                "(a foreign future, another Task, a thread), which a re-drive cannot resolve"
-            )
+def _tasks_in_flight(rt: Runtime) -> dict[asyncio.Task[Any], bool]:
+    """Every Task in flight, each with whether a callback on the scheduler moves it on.
+
+    The pending ones come first, oldest first, then those whose outcome is queued.
+    """
+    loop, sim = rt._loop, rt.sim
+    assert sim is not None
+    tasks = dict.fromkeys(loop.pending_tasks() if loop is not None else (), False)
+    for unit in [*sim._ready, *(t.unit for t in sim._timers if not t.canceled)]:
+        if isinstance(unit, LoopCallback):
+            found = wake_of(loop, unit)
+            if found is None:
+                raise ReplayError(
+                    f"an asyncio callback of another kind is queued ({unit.handle!r})"
+                )
+            tasks[found[0]] = True
+    return tasks
 
 
-def mark(state: Any, rt: Runtime, traces: list[CoroutineTrace], index: dict[int, int], contexts: list[Any]) -> None:
+def mark(
+    state: Any,
+    rt: Runtime,
+    traces: list[CoroutineTrace],
+    index: dict[int, int],
+    contexts: list[Any],
+) -> None:
     """Put records in a copied state where its coroutines' Tasks, callbacks and contexts were."""
     loop = rt._loop
     slots = {id(ctx): ContextSlot(i) for i, ctx in enumerate(contexts)}
@@ -219,7 +232,8 @@ def redrive(rt: Runtime, traces: tuple[CoroutineTrace, ...]) -> None:
     try:
         for i, trace in enumerate(traces):
             capture = _Capture(now)
-            loop._scheduler = capture
+            # A stand-in, for one re-drive: it has the Scheduler's call_soon, call_at, now_ns.
+            loop._scheduler = capture  # type: ignore[assignment]
             task, ctx = _relaunch(rt, trace)
             _drive(sim, capture, task, trace)
             wakes.append(_pending(sim, capture, trace, kinds[i], now))
@@ -271,13 +285,17 @@ def _drive(sim: Any, capture: _Capture, task: Any, trace: CoroutineTrace) -> Non
         while len(call.steps) <= step:
             unit = capture.next()
             if unit is None:
-                raise ReplayError(f"{trace.where}: the handler did not resume as it did (step {step})")
+                raise ReplayError(
+                    f"{trace.where}: the handler did not resume as it did (step {step})"
+                )
             unit()
     if tuple(call.steps) != trace.steps:
         raise ReplayError(f"{trace.where}: the handler stepped at other times when re-driven")
 
 
-def _pending(sim: Any, capture: _Capture, trace: CoroutineTrace, kinds: set[str], now: int) -> dict[str, Any]:
+def _pending(
+    sim: Any, capture: _Capture, trace: CoroutineTrace, kinds: set[str], now: int
+) -> dict[str, Any]:
     """The rebuilt Task's pending callbacks by kind: those of the snapshot, or an error."""
     capture.now_ns = sim.now_ns = now
     if kinds == {WAKEUP} and not capture.ready and capture.timers:
@@ -303,7 +321,13 @@ def _kind(unit: Any) -> str:
     return DONE
 
 
-def _fill(rt: Runtime, traces: tuple[CoroutineTrace, ...], wakes: list[dict[str, Any]], contexts: list[Any], tasks: list[Any]) -> None:
+def _fill(
+    rt: Runtime,
+    traces: tuple[CoroutineTrace, ...],
+    wakes: list[dict[str, Any]],
+    contexts: list[Any],
+    tasks: list[Any],
+) -> None:
     sim = rt.sim
     assert sim is not None
 
@@ -318,11 +342,13 @@ def _fill(rt: Runtime, traces: tuple[CoroutineTrace, ...], wakes: list[dict[str,
 
     sim._ready[:] = [unit_for(unit) for unit in sim._ready]
     for timer in sim._timers:
-        unit = timer.unit
+        unit: Any = timer.unit
         if type(unit) is LoopWake:
             wake = wakes[unit.trace]
             if wake[DUE] != timer.due_ns or timer.seq <= 0:
-                raise ReplayError(f"{traces[unit.trace].where}: re-driven, its timer is due at another time")
+                raise ReplayError(
+                    f"{traces[unit.trace].where}: re-driven, its timer is due at another time"
+                )
             timer.unit = wake[TIMER]
         else:
             timer.unit = unit_for(unit)
