@@ -113,8 +113,11 @@ def _where(run: FlowRun, ex: Execution) -> str:
     )
 
 
-def wake_of(loop: Any, unit: Any) -> tuple[asyncio.Task[Any], str] | None:
-    """The Task an asyncio callback unit belongs to and which kind it is, or None."""
+def wake_of(waiting: dict[int, Any], unit: Any) -> tuple[asyncio.Task[Any], str] | None:
+    """The Task an asyncio callback unit belongs to and which kind it is, or None.
+
+    ``waiting`` maps the id of each pending Task's awaited future to the Task.
+    """
     if not isinstance(unit, LoopCallback):
         return None
     handle = unit.handle
@@ -124,18 +127,28 @@ def wake_of(loop: Any, unit: Any) -> tuple[asyncio.Task[Any], str] | None:
         name = getattr(callback, "__name__", "")
         return owner, WAKEUP if "wakeup" in name else STEP
     if callback is _SLEEP_TIMER and args:
-        for task in loop.pending_tasks():
-            if task._fut_waiter is args[0]:
-                return task, TIMER
-        return None
+        task = waiting.get(id(args[0]))
+        return None if task is None else (task, TIMER)
     if args and isinstance(args[0], asyncio.Task) and args[0].done():
         if getattr(callback, "__qualname__", "").endswith("run_async.<locals>.finished"):
             return args[0], DONE
     return None
 
 
-def describe(rt: Runtime) -> tuple[list[CoroutineTrace], dict[int, int], list[Any]]:
-    """The traces of ``rt``'s coroutines in flight, each Task's trace index, and their contexts.
+class Flight:
+    """The coroutines in flight at a snapshot: their traces, contexts and callbacks' records."""
+
+    __slots__ = ("traces", "contexts", "wakes")
+
+    def __init__(self) -> None:
+        self.traces: list[CoroutineTrace] = []
+        self.contexts: list[Any] = []
+        self.wakes: dict[int, LoopWake] = {}
+        """``id`` of each asyncio callback unit to the record that stands for it."""
+
+
+def describe(rt: Runtime) -> Flight:
+    """The traces of ``rt``'s coroutines in flight, their contexts and callbacks.
 
     Raises ReplayError for a coroutine (or an asyncio callback) a re-drive cannot rebuild.
     """
@@ -145,10 +158,9 @@ def describe(rt: Runtime) -> tuple[list[CoroutineTrace], dict[int, int], list[An
         for ex in run.executions.values()
         if ex.task is not None and isinstance(ex.task, asyncio.Task)
     }
-    tasks = _tasks_in_flight(rt)
-    traces: list[CoroutineTrace] = []
+    tasks, kinds = _tasks_in_flight(rt)
+    flight = Flight()
     index: dict[int, int] = {}
-    contexts: list[Any] = []
     for task, woken in tasks.items():
         owner = owners.get(id(task))
         call = task.get_coro()
@@ -163,48 +175,50 @@ def describe(rt: Runtime) -> tuple[list[CoroutineTrace], dict[int, int], list[An
                 "timers (a foreign future, another Task, a thread), which a re-drive cannot "
                 "resolve"
             )
-        index[id(task)] = len(traces)
+        index[id(task)] = len(flight.traces)
         where = _where(run, ex)
         steps = tuple(call.steps)
-        traces.append(CoroutineTrace(run.flow_id, ex.execution_id, ex.attempt_token, steps, where))
-        contexts.append(call.context)
-    return traces, index, contexts
+        trace = CoroutineTrace(run.flow_id, ex.execution_id, ex.attempt_token, steps, where)
+        flight.traces.append(trace)
+        flight.contexts.append(call.context)
+    flight.wakes = {unit: LoopWake(index[id(task)], kind) for unit, (task, kind) in kinds.items()}
+    return flight
 
 
-def _tasks_in_flight(rt: Runtime) -> dict[asyncio.Task[Any], bool]:
-    """Every Task in flight, each with whether a callback on the scheduler moves it on.
+def _tasks_in_flight(
+    rt: Runtime,
+) -> tuple[dict[asyncio.Task[Any], bool], dict[int, tuple[asyncio.Task[Any], str]]]:
+    """Every Task in flight with whether a callback moves it on, and those callbacks' kinds.
 
-    The pending ones come first, oldest first, then those whose outcome is queued.
+    The pending Tasks come first, oldest first, then those whose outcome is queued; each
+    callback is keyed by its unit's ``id``, with its Task and kind.
     """
     loop, sim = rt._loop, rt.sim
     assert sim is not None
-    tasks = dict.fromkeys(loop.pending_tasks() if loop is not None else (), False)
+    pending = loop.pending_tasks() if loop is not None else []
+    tasks = dict.fromkeys(pending, False)
+    waiting = {id(t._fut_waiter): t for t in pending}  # type: ignore[attr-defined]
+    kinds: dict[int, tuple[asyncio.Task[Any], str]] = {}
     for unit in [*sim._ready, *(t.unit for t in sim._timers if not t.canceled)]:
         if isinstance(unit, LoopCallback):
-            found = wake_of(loop, unit)
+            found = wake_of(waiting, unit)
             if found is None:
                 raise ReplayError(
                     f"an asyncio callback of another kind is queued ({unit.handle!r})"
                 )
             tasks[found[0]] = True
-    return tasks
+            kinds[id(unit)] = found
+    return tasks, kinds
 
 
-def mark(
-    state: Any,
-    rt: Runtime,
-    traces: list[CoroutineTrace],
-    index: dict[int, int],
-    contexts: list[Any],
-) -> None:
+def mark(state: Any, flight: Flight) -> None:
     """Put records in a copied state where its coroutines' Tasks, callbacks and contexts were."""
-    loop = rt._loop
-    slots = {id(ctx): ContextSlot(i) for i, ctx in enumerate(contexts)}
+    slots = {id(ctx): ContextSlot(i) for i, ctx in enumerate(flight.contexts)}
+    wakes = flight.wakes
 
     def record(unit: Any) -> Any:
         if isinstance(unit, LoopCallback):
-            task, kind = wake_of(loop, unit)  # type: ignore[misc]
-            return LoopWake(index[id(task)], kind)
+            return wakes[id(unit)]
         if isinstance(unit, Unit) and any(id(item) in slots for item in unit):
             items = [slots.get(id(item), item) for item in unit]
             return tuple.__new__(type(unit), items)
@@ -213,7 +227,7 @@ def mark(
     state.ready = [record(unit) for unit in state.ready]
     for timer in state.timers:
         timer.unit = record(timer.unit)
-    for i, trace in enumerate(traces):
+    for i, trace in enumerate(flight.traces):
         ex = state.runs[trace.flow_id].executions[trace.execution_id]
         ex.task = TaskSlot(i)
 

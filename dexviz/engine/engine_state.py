@@ -308,12 +308,12 @@ def take(rt: Runtime) -> EngineSnapshot:
     if (rt._loop is not None and rt._loop.pending_tasks()) or not _records_only(rt):
         # Coroutine handlers in flight: kept as traces that a restore re-drives.
         try:
-            traces, index, contexts = coroutine_replay.describe(rt)
+            flight = coroutine_replay.describe(rt)
         except coroutine_replay.ReplayError as error:
             raise SnapshotError(f"a coroutine handler cannot be snapshotted: {error}") from None
         state = EngineState.of(rt).copied()
-        coroutine_replay.mark(state, rt, traces, index, contexts)
-        state.coroutines = tuple(traces)
+        coroutine_replay.mark(state, flight)
+        state.coroutines = tuple(flight.traces)
     else:
         state = EngineState.of(rt).copied()
     flow_types = tuple(d.flow_type for d in rt.registry.definitions)
