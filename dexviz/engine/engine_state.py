@@ -5,7 +5,9 @@ earlier runs of reused Flow ids (with their executions, Channel queues, reserved
 waiters), the ready units and the timer heap (records, never closures), the virtual clock,
 the lock tables, the remembered timer skips, the SubFlow parents, the Flow-timeout timers and
 policies, the continue-as-new requests, the seeded choice and id sources, the fault plan's
-counters, the Stream logs and the committed histories. Caches derived from the definitions
+counters, the Stream logs, the committed histories, and the coroutine handlers in flight as
+the traces that rebuild them (:mod:`dexviz.engine.coroutine_replay`: a restore re-drives
+them). Caches derived from the definitions
 (the fast path's per-Step settings, the shared Wait shapes, start specs) are not state: an
 engine rebuilds them on first use, so a restored engine may start with them empty.
 
@@ -298,7 +300,7 @@ def _records_only(rt: Runtime) -> bool:
 
 
 def take(rt: Runtime) -> EngineSnapshot:
-    """Snapshot ``rt`` between units (no commit pending, no coroutine handler running)."""
+    """Snapshot ``rt`` between units (no commit pending); coroutines in flight as traces."""
     if rt.closed:
         raise SnapshotError("this engine is closed (or crashed): there is nothing to snapshot")
     if rt.sim is None:
@@ -334,8 +336,7 @@ def restore(rt: Runtime, snapshot: EngineSnapshot) -> None:
     if rt._loop is not None and rt._loop.pending_tasks():
         # The coroutines in flight belong to the state being replaced (their wakeups go with
         # its timers): dropped as a dying process would, so the restored engine can snapshot.
-        rt._loop.abandon()
-        rt._loop = None
+        rt._loop.drop_tasks()
     state = snapshot.state_for(rt)
     state.install(rt)
     if state.coroutines:

@@ -178,6 +178,20 @@ class VirtualLoop(asyncio.BaseEventLoop):
         """The Tasks of this loop that are not done, oldest first."""
         return [t for t in self._tasks if not t.done()]
 
+    def drop_tasks(self) -> None:
+        """Forget every Task without running handler code: a restore replaces their state.
+
+        As ``abandon`` does for a loop, but the loop stays open for the restored state's
+        coroutines: one that never ran is closed (that runs nothing), a suspended one is left
+        to the garbage collector.
+        """
+        for task in self._tasks:
+            if not task.done():
+                close_coroutine(task.get_coro(), started=False)
+            elif not task.cancelled():
+                task.exception()  # taken: asyncio would log an error nobody retrieved
+        self._tasks.clear()
+
     def close(self) -> None:
         """Cancel the pending Tasks, let them unwind, close what is left, then close the loop.
 

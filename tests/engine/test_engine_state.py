@@ -192,7 +192,7 @@ def test_restoring_over_a_coroutine_in_flight_drops_it_and_snapshots_again() -> 
             loop = engine._rt._loop
     assert loop is not None, "the seed's EditContract awaits a sleep"
     engine.restore(start)
-    assert loop.is_closed()  # the replaced state's coroutines went with it
+    assert not loop.pending_tasks()  # the replaced state's coroutines went with it
     again = engine.snapshot()
     engine.run_until_idle()
     fresh = _start(ContractEditFlow(), [ContractEdit("a"), ContractEdit("b")], seed=1)
