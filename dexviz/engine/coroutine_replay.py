@@ -249,7 +249,9 @@ def redrive(rt: Runtime, traces: tuple[CoroutineTrace, ...]) -> None:
             # A stand-in, for one re-drive: it has the Scheduler's call_soon, call_at, now_ns.
             loop._scheduler = capture  # type: ignore[assignment]
             task, ctx = _relaunch(rt, trace)
+            ctx._runtime = _Replaying(rt)
             _drive(sim, capture, task, trace)
+            ctx._runtime = rt
             wakes.append(_pending(sim, capture, trace, kinds[i], now))
             contexts.append(ctx)
             tasks.append(task)
@@ -257,6 +259,27 @@ def redrive(rt: Runtime, traces: tuple[CoroutineTrace, ...]) -> None:
         loop._scheduler = scheduler
         sim.now_ns = now
     _fill(rt, traces, wakes, contexts, tasks)
+
+
+class _Replaying:
+    """The runtime as a re-driven handler's context sees it: its Stream writes are dropped.
+
+    A Stream write is not rolled back with its attempt (R180), so the snapshot's Stream logs
+    hold every write the handler made before it: written again, it would be there twice.
+    Heartbeats go through: they set the execution's beat to the same values at the same times.
+    """
+
+    __slots__ = ("_rt",)
+
+    def __init__(self, rt: Runtime) -> None:
+        self._rt = rt
+
+    def write_stream(self, *args: Any) -> None:
+        """Drop the write: the snapshot's Stream log has it already."""
+        del args
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._rt, name)
 
 
 def _kinds_of(sim: Any, count: int) -> list[set[str]]:

@@ -31,6 +31,7 @@ from dexviz import (
     StepDecision,
     StepMovement,
     StepOptions,
+    Stream,
     Wait,
     current_time_millis,
     dead_end,
@@ -101,6 +102,21 @@ class AsyncFlaky(Step[int]):
         return graceful_complete(n * 10 + context.attempt)
 
 
+PROGRESS = Stream("snap_progress", str)
+
+
+class WritesAndBeats(Step[int]):
+    """Writes a Stream and heartbeats around its awaits: effects the engine takes at once."""
+
+    async def execute(self, context: AsyncContext, n: int) -> StepDecision:  # type: ignore[override]
+        PROGRESS.write(context, f"start {n} at {current_time_millis()}")
+        await asyncio.sleep(1)
+        await context.heartbeat(n)
+        PROGRESS.write(context, f"beat {n} at {current_time_millis()}")
+        await asyncio.sleep(1)
+        return go_to(WritesAndBeats, n + 1) if n < 2 else graceful_complete(n)
+
+
 class TimesOut(Step[int]):
     """Sleeps past its attempt timeout: the timed-out Task is left unwinding."""
 
@@ -126,6 +142,7 @@ def _async_flows() -> dict[str, tuple[Flow[Any], Any]]:
             4,
         ),
         "retries": (AdHocFlow("SnapAsyncRetry", AsyncFlaky()), 7),
+        "streams_and_beats": (AdHocFlow("SnapWrites", WritesAndBeats(), schema=[PROGRESS]), 0),
     }
 
 
@@ -136,6 +153,26 @@ def test_a_run_with_coroutines_in_flight_continues_identically_from_every_unit(
 ) -> None:
     taken, refused = _check_every_snapshot(name, lambda: _async_flows()[name], seed)
     assert taken >= 4 and refused == 0
+
+
+def _stream(engine: Engine) -> list[Any]:
+    return list(engine._rt.streams.log("flow-1", PROGRESS).messages)
+
+
+def test_a_restored_handler_does_not_write_its_streams_twice() -> None:
+    flow, input = _async_flows()["streams_and_beats"]
+    engine = _start(flow, input, 0)
+    assert engine is not None
+    snapshots = []
+    while not engine.is_idle:
+        engine.step()
+        snapshots.append(engine.snapshot())
+    expected = _stream(engine)
+    assert len(expected) == 6
+    for snapshot in snapshots:
+        engine.restore(snapshot)
+        engine.run()
+        assert _stream(engine) == expected
 
 
 def _save_fault() -> FaultPlan:
