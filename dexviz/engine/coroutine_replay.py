@@ -152,21 +152,20 @@ def describe(rt: Runtime) -> Flight:
 
     Raises ReplayError for a coroutine (or an asyncio callback) a re-drive cannot rebuild.
     """
-    owners: dict[int, tuple[FlowRun, Execution]] = {
-        id(ex.task): (run, ex)
-        for run in rt.runs.values()
-        for ex in run.executions.values()
-        if ex.task is not None and isinstance(ex.task, asyncio.Task)
-    }
     tasks, kinds = _tasks_in_flight(rt)
     flight = Flight()
     index: dict[int, int] = {}
     for task, woken in tasks.items():
-        owner = owners.get(id(task))
-        call = task.get_coro()
-        if owner is None or not isinstance(call, DeferredCall):
+        call: Any = task.get_coro()
+        ctx = call.context if isinstance(call, DeferredCall) else None
+        if not isinstance(ctx, InvocationContext) or ctx._execution is None:
             raise ReplayError(f"a Task that runs no Step attempt is in flight ({task!r})")
-        run, ex = owner
+        run, ex = ctx._run, ctx._execution
+        if ex.task is not task or rt.runs.get(run.flow_id) is not run:
+            raise ReplayError(
+                f"{_where(run, ex)}: a Task of an attempt that ended (timed out or canceled) "
+                "is still unwinding"
+            )
         if call.thrown:
             raise ReplayError(f"{_where(run, ex)}: a handler was thrown into (a cancellation)")
         if not woken:
@@ -180,7 +179,7 @@ def describe(rt: Runtime) -> Flight:
         steps = tuple(call.steps)
         trace = CoroutineTrace(run.flow_id, ex.execution_id, ex.attempt_token, steps, where)
         flight.traces.append(trace)
-        flight.contexts.append(call.context)
+        flight.contexts.append(ctx)
     flight.wakes = {unit: LoopWake(index[id(task)], kind) for unit, (task, kind) in kinds.items()}
     return flight
 
