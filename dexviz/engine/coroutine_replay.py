@@ -210,29 +210,39 @@ def _tasks_in_flight(
     return tasks, kinds
 
 
-def mark(state: Any, flight: Flight) -> None:
-    """Put records in a copied state where its coroutines' Tasks, callbacks and contexts were."""
+def mark(state: Any, flight: Flight) -> tuple[int, ...]:
+    """Put records in a copied state where its coroutines' Tasks, callbacks and contexts were.
+
+    Returns where it put them among the units: ``i`` for the ``i``-th ready unit, ``-1 - j``
+    for the ``j``-th timer (a restore installs both lists in the same order).
+    """
     slots = {id(ctx): ContextSlot(i) for i, ctx in enumerate(flight.contexts)}
     wakes = flight.wakes
+    places: list[int] = []
 
-    def record(unit: Any) -> Any:
+    def record(unit: Any, place: int) -> Any:
         if isinstance(unit, LoopCallback):
+            places.append(place)
             return wakes[id(unit)]
         if isinstance(unit, Unit) and any(id(item) in slots for item in unit):
-            items = [slots.get(id(item), item) for item in unit]
-            return tuple.__new__(type(unit), items)
+            places.append(place)
+            return tuple.__new__(type(unit), [slots.get(id(item), item) for item in unit])
         return unit
 
-    state.ready = [record(unit) for unit in state.ready]
-    for timer in state.timers:
-        timer.unit = record(timer.unit)
+    state.ready = [record(unit, i) for i, unit in enumerate(state.ready)]
+    for j, timer in enumerate(state.timers):
+        timer.unit = record(timer.unit, -1 - j)
     for i, trace in enumerate(flight.traces):
         ex = state.runs[trace.flow_id].executions[trace.execution_id]
         ex.task = TaskSlot(i)
+    return tuple(places)
 
 
-def redrive(rt: Runtime, traces: tuple[CoroutineTrace, ...]) -> None:
-    """Rebuild the coroutines of an installed state and put their callbacks in its records."""
+def redrive(rt: Runtime, traces: tuple[CoroutineTrace, ...], places: tuple[int, ...]) -> None:
+    """Rebuild the coroutines of an installed state and put their callbacks in its records.
+
+    ``places`` are where ``mark`` put the records among the installed units.
+    """
     sim = rt.sim
     assert sim is not None
     now = sim.now_ns
@@ -240,7 +250,7 @@ def redrive(rt: Runtime, traces: tuple[CoroutineTrace, ...]) -> None:
     wakes: list[dict[str, Any]] = []
     contexts: list[Any] = []
     tasks: list[Any] = []
-    kinds = _kinds_of(sim, len(traces))
+    kinds = _kinds_of(sim, len(traces), places)
     scheduler = loop._scheduler
     try:
         for i, trace in enumerate(traces):
@@ -257,7 +267,7 @@ def redrive(rt: Runtime, traces: tuple[CoroutineTrace, ...]) -> None:
     finally:
         loop._scheduler = scheduler
         sim.now_ns = now
-    _fill(rt, traces, wakes, contexts, tasks)
+    _fill(rt, traces, places, wakes, contexts, tasks)
 
 
 class _Replaying:
@@ -281,9 +291,14 @@ class _Replaying:
         return getattr(self._rt, name)
 
 
-def _kinds_of(sim: Any, count: int) -> list[set[str]]:
+def _unit_at(sim: Any, place: int) -> Any:
+    return sim._ready[place] if place >= 0 else sim._timers[-1 - place].unit
+
+
+def _kinds_of(sim: Any, count: int, places: tuple[int, ...]) -> list[set[str]]:
     kinds: list[set[str]] = [set() for _ in range(count)]
-    for unit in [*sim._ready, *(t.unit for t in sim._timers)]:
+    for place in places:
+        unit = _unit_at(sim, place)
         if type(unit) is LoopWake:
             kinds[unit.trace].add(unit.kind)
     return kinds
@@ -360,33 +375,31 @@ def _kind(unit: Any) -> str:
 def _fill(
     rt: Runtime,
     traces: tuple[CoroutineTrace, ...],
+    places: tuple[int, ...],
     wakes: list[dict[str, Any]],
     contexts: list[Any],
     tasks: list[Any],
 ) -> None:
     sim = rt.sim
     assert sim is not None
-
-    def unit_for(unit: Any) -> Any:
-        kind = type(unit)
-        if kind is LoopWake:
-            return wakes[unit.trace][unit.kind]
-        if isinstance(unit, Unit) and any(type(item) is ContextSlot for item in unit):
-            items = [contexts[item.trace] if type(item) is ContextSlot else item for item in unit]
-            return tuple.__new__(kind, items)
-        return unit
-
-    sim._ready[:] = [unit_for(unit) for unit in sim._ready]
-    for timer in sim._timers:
-        unit: Any = timer.unit
+    ready, timers = sim._ready, sim._timers
+    for place in places:
+        unit = _unit_at(sim, place)
         if type(unit) is LoopWake:
             wake = wakes[unit.trace]
-            if wake[DUE] != timer.due_ns or timer.seq <= 0:
+            new = wake[unit.kind]
+            if place < 0 and wake[DUE] != timers[-1 - place].due_ns:
                 raise ReplayError(
                     f"{traces[unit.trace].where}: re-driven, its timer is due at another time"
                 )
-            timer.unit = wake[TIMER]
         else:
-            timer.unit = unit_for(unit)
+            new = tuple.__new__(
+                type(unit),
+                [contexts[item.trace] if type(item) is ContextSlot else item for item in unit],
+            )
+        if place >= 0:
+            ready[place] = new
+        else:
+            timers[-1 - place].unit = new
     for trace, task in zip(traces, tasks, strict=True):
         rt.runs[trace.flow_id].executions[trace.execution_id].task = task

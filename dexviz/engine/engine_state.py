@@ -59,7 +59,7 @@ class EngineState:
         "runs", "previous_runs", "locks", "stale_skips", "subflow_parents", "flow_timers",
         "flow_policies", "can_requested", "can_first_seq", "now_ns", "ready", "timers",
         "timer_seq", "choice_rng", "id_rng", "id_millis", "id_prefix", "histories", "commits",
-        "streams", "fault_counts", "coroutines",
+        "streams", "fault_counts", "coroutines", "coroutine_places",
     )  # fmt: skip
 
     runs: dict[str, Any]
@@ -84,6 +84,7 @@ class EngineState:
     streams: dict[Any, Any]
     fault_counts: tuple[int, set[int], int]
     coroutines: tuple[coroutine_replay.CoroutineTrace, ...]
+    coroutine_places: tuple[int, ...]
 
     @classmethod
     def of(cls, rt: Runtime) -> EngineState:
@@ -104,7 +105,7 @@ class EngineState:
         state.histories = {flow_id: (log, len(log)) for flow_id, log in store._events.items()}
         state.commits, state.streams = store.commits, rt.streams._logs
         state.fault_counts = (faults.commits, faults._fired, faults.spent)
-        state.coroutines = ()
+        state.coroutines, state.coroutine_places = (), ()
         return state
 
     def copied(self) -> EngineState:
@@ -140,7 +141,7 @@ class EngineState:
         new.streams = copy_dict(memo, table) if table else {}
         commits, fired, spent = self.fault_counts
         new.fault_counts = (commits, set(fired), spent)
-        new.coroutines = self.coroutines
+        new.coroutines, new.coroutine_places = self.coroutines, self.coroutine_places
         return new
 
     def install(self, rt: Runtime) -> None:
@@ -314,7 +315,7 @@ def take(rt: Runtime) -> EngineSnapshot:
         except coroutine_replay.ReplayError as error:
             raise SnapshotError(f"a coroutine handler cannot be snapshotted: {error}") from None
         state = EngineState.of(rt).copied()
-        coroutine_replay.mark(state, flight)
+        state.coroutine_places = coroutine_replay.mark(state, flight)
         state.coroutines = tuple(flight.traces)
     else:
         state = EngineState.of(rt).copied()
@@ -341,6 +342,6 @@ def restore(rt: Runtime, snapshot: EngineSnapshot) -> None:
     state.install(rt)
     if state.coroutines:
         try:
-            coroutine_replay.redrive(rt, state.coroutines)
+            coroutine_replay.redrive(rt, state.coroutines, state.coroutine_places)
         except coroutine_replay.ReplayError as error:
             raise SnapshotError(f"a coroutine handler could not be rebuilt: {error}") from None
