@@ -506,8 +506,9 @@ ENGINE_LAYERS: dict[str, frozenset[str]] = {
     "runtime": frozenset({"runtime"}),
     # What users and tools call: the engine, clients, the loop, RPCs, recovery, snapshots.
     "faces": frozenset({
-        "__init__", "async_client", "client", "drive", "engine", "engine_state", "operations",
-        "recovery", "rpc", "simulate", "snapshot_names", "state_copy",
+        "__init__", "async_client", "client", "coroutine_replay", "drive", "engine",
+        "engine_state", "operations", "recovery", "rpc", "simulate", "snapshot_names",
+        "state_copy",
     }),
 }  # fmt: skip
 """The layer of every module at the top of ``dexviz/engine`` (its name, without ``.py``).

@@ -299,13 +299,15 @@ class Engine:
     def snapshot(self) -> EngineSnapshot:
         """An independent, picklable copy of the whole simulation at this point.
 
-        Take it between units (not while a coroutine handler is suspended); ``restore`` puts
-        this engine, or a new engine of the same Flows, back at that point, and the run then
-        continues with the same history, byte for byte. Needs the in-memory store.
+        Take it between units; a coroutine handler suspended in the VirtualLoop's timers is
+        kept as its trace and re-driven on restore. ``restore`` puts this engine, or a new
+        engine of the same Flows, back at that point, and the run then continues with the same
+        history, byte for byte. Needs the in-memory store.
 
         Raises:
-            SnapshotError: a live engine, a durable store, a coroutine handler in flight, or a
-                value in the state that cannot be pickled.
+            SnapshotError: a live engine, a durable store, a coroutine handler that awaits
+                something other than the loop's timers (or a timed-out one still unwinding),
+                or a value in the state that cannot be pickled.
         """
         from dexviz.engine import engine_state  # pickle loads only for snapshots
 

@@ -5,7 +5,9 @@ earlier runs of reused Flow ids (with their executions, Channel queues, reserved
 waiters), the ready units and the timer heap (records, never closures), the virtual clock,
 the lock tables, the remembered timer skips, the SubFlow parents, the Flow-timeout timers and
 policies, the continue-as-new requests, the seeded choice and id sources, the fault plan's
-counters, the Stream logs and the committed histories. Caches derived from the definitions
+counters, the Stream logs, the committed histories, and the coroutine handlers in flight as
+the traces that rebuild them (:mod:`dexviz.engine.coroutine_replay`: a restore re-drives
+them). Caches derived from the definitions
 (the fast path's per-Step settings, the shared Wait shapes, start specs) are not state: an
 engine rebuilds them on first use, so a restored engine may start with them empty.
 
@@ -29,7 +31,7 @@ import io
 import pickle
 from typing import TYPE_CHECKING, Any
 
-from dexviz.engine import rng_state
+from dexviz.engine import coroutine_replay, rng_state
 from dexviz.engine.invoke import QueuedStart
 from dexviz.engine.snapshot_names import NamedPickler, NamedUnpickler
 from dexviz.engine.state_copy import Memo, copy_dict, copy_value
@@ -57,7 +59,7 @@ class EngineState:
         "runs", "previous_runs", "locks", "stale_skips", "subflow_parents", "flow_timers",
         "flow_policies", "can_requested", "can_first_seq", "now_ns", "ready", "timers",
         "timer_seq", "choice_rng", "id_rng", "id_millis", "id_prefix", "histories", "commits",
-        "streams", "fault_counts",
+        "streams", "fault_counts", "coroutines", "coroutine_places",
     )  # fmt: skip
 
     runs: dict[str, Any]
@@ -81,6 +83,8 @@ class EngineState:
     commits: int
     streams: dict[Any, Any]
     fault_counts: tuple[int, set[int], int]
+    coroutines: tuple[coroutine_replay.CoroutineTrace, ...]
+    coroutine_places: tuple[int, ...]
 
     @classmethod
     def of(cls, rt: Runtime) -> EngineState:
@@ -101,6 +105,7 @@ class EngineState:
         state.histories = {flow_id: (log, len(log)) for flow_id, log in store._events.items()}
         state.commits, state.streams = store.commits, rt.streams._logs
         state.fault_counts = (faults.commits, faults._fired, faults.spent)
+        state.coroutines, state.coroutine_places = (), ()
         return state
 
     def copied(self) -> EngineState:
@@ -136,6 +141,7 @@ class EngineState:
         new.streams = copy_dict(memo, table) if table else {}
         commits, fired, spent = self.fault_counts
         new.fault_counts = (commits, set(fired), spent)
+        new.coroutines, new.coroutine_places = self.coroutines, self.coroutine_places
         return new
 
     def install(self, rt: Runtime) -> None:
@@ -295,7 +301,7 @@ def _records_only(rt: Runtime) -> bool:
 
 
 def take(rt: Runtime) -> EngineSnapshot:
-    """Snapshot ``rt`` between units (no commit pending, no coroutine handler running)."""
+    """Snapshot ``rt`` between units (no commit pending); coroutines in flight as traces."""
     if rt.closed:
         raise SnapshotError("this engine is closed (or crashed): there is nothing to snapshot")
     if rt.sim is None:
@@ -303,11 +309,16 @@ def take(rt: Runtime) -> EngineSnapshot:
     if rt.recorder._pending:
         raise SnapshotError("a unit is being committed: snapshot between units")
     if (rt._loop is not None and rt._loop.pending_tasks()) or not _records_only(rt):
-        raise SnapshotError(
-            "a coroutine handler is running (its frame cannot be copied): snapshot when no "
-            "async Step method is in flight"
-        )
-    state = EngineState.of(rt).copied()
+        # Coroutine handlers in flight: kept as traces that a restore re-drives.
+        try:
+            flight = coroutine_replay.describe(rt)
+        except coroutine_replay.ReplayError as error:
+            raise SnapshotError(f"a coroutine handler cannot be snapshotted: {error}") from None
+        state = EngineState.of(rt).copied()
+        state.coroutine_places = coroutine_replay.mark(state, flight)
+        state.coroutines = tuple(flight.traces)
+    else:
+        state = EngineState.of(rt).copied()
     flow_types = tuple(d.flow_type for d in rt.registry.definitions)
     return EngineSnapshot(flow_types, state.now_ns, state=state, origin=rt)
 
@@ -326,6 +337,11 @@ def restore(rt: Runtime, snapshot: EngineSnapshot) -> None:
     if rt._loop is not None and rt._loop.pending_tasks():
         # The coroutines in flight belong to the state being replaced (their wakeups go with
         # its timers): dropped as a dying process would, so the restored engine can snapshot.
-        rt._loop.abandon()
-        rt._loop = None
-    snapshot.state_for(rt).install(rt)
+        rt._loop.drop_tasks()
+    state = snapshot.state_for(rt)
+    state.install(rt)
+    if state.coroutines:
+        try:
+            coroutine_replay.redrive(rt, state.coroutines, state.coroutine_places)
+        except coroutine_replay.ReplayError as error:
+            raise SnapshotError(f"a coroutine handler could not be rebuilt: {error}") from None

@@ -95,6 +95,11 @@ class VirtualLoop(asyncio.BaseEventLoop):
         """Virtual time in seconds."""
         return self._scheduler.now_ns / 1e9
 
+    @property
+    def now_ns(self) -> int:
+        """Virtual time in ns (a coroutine handler's trace records each step's)."""
+        return self._scheduler.now_ns
+
     def call_soon(  # type: ignore[override]
         self,
         callback: Callable[..., object],
@@ -172,6 +177,20 @@ class VirtualLoop(asyncio.BaseEventLoop):
     def pending_tasks(self) -> list[asyncio.Task[Any]]:
         """The Tasks of this loop that are not done, oldest first."""
         return [t for t in self._tasks if not t.done()]
+
+    def drop_tasks(self) -> None:
+        """Forget every Task without running handler code: a restore replaces their state.
+
+        As ``abandon`` does for a loop, but the loop stays open for the restored state's
+        coroutines: one that never ran is closed (that runs nothing), a suspended one is left
+        to the garbage collector.
+        """
+        for task in self._tasks:
+            if not task.done():
+                close_coroutine(task.get_coro(), started=False)
+            elif not task.cancelled():
+                task.exception()  # taken: asyncio would log an error nobody retrieved
+        self._tasks.clear()
 
     def close(self) -> None:
         """Cancel the pending Tasks, let them unwind, close what is left, then close the loop.

@@ -119,7 +119,7 @@ class SimRunner:
         context = contextvars.copy_context()
         context.run(handler_clock.set, self._clock)
         loop = self._loop()
-        task = loop.start_task(DeferredCall(handler, args), context)
+        task = loop.start_task(DeferredCall(handler, args, loop), context)
 
         def finished(task: asyncio.Task[Any]) -> None:
             loop.forget(task)
@@ -138,14 +138,22 @@ class DeferredCall(Coroutine[Any, Any, Any]):
     could be reported as "never awaited"). Whatever the handler raises but a cancellation is
     returned as an ``_Exited`` marker, which ``_task_outcome`` turns back into the attempt's
     error (a Task dropped before its outcome was taken then has no error to log).
+
+    On a VirtualLoop it also keeps the handler's trace: the virtual time of every step
+    (``steps``) and whether anything was thrown into it (``thrown``), which is what a snapshot
+    needs to rebuild the suspended coroutine (:mod:`dexviz.engine.coroutine_replay`).
     """
 
-    __slots__ = ("_handler", "_args", "_running")
+    __slots__ = ("_handler", "_args", "_running", "_loop", "steps", "thrown", "context")
 
-    def __init__(self, handler: Any, args: tuple[Any, ...]) -> None:
+    def __init__(self, handler: Any, args: tuple[Any, ...], loop: Any = None) -> None:
         self._handler: Any = handler
         self._args: tuple[Any, ...] | None = args
         self._running: Coroutine[Any, Any, Any] | None = None
+        self._loop = loop
+        self.steps: list[int] = []
+        self.thrown = False
+        self.context: Any = args[0] if args else None
 
     @property
     def __name__(self) -> str:
@@ -171,11 +179,15 @@ class DeferredCall(Coroutine[Any, Any, Any]):
 
     def send(self, value: Any) -> Any:
         """Resume the handler (calling it on the first send)."""
+        loop = self._loop
+        if loop is not None:
+            self.steps.append(loop.now_ns)
         running = self._running
         return (running if running is not None else self._start()).send(value)
 
     def throw(self, typ: Any, val: Any = None, tb: Any = None) -> Any:
         """Raise into the handler; before its first step, end here as a fresh coroutine would."""
+        self.thrown = True
         running = self._running
         if running is None:
             self._args = None

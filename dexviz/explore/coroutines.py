@@ -1,13 +1,14 @@
 """Describing a suspended coroutine handler, so that a state with one in flight can be merged.
 
-An engine snapshot cannot copy a coroutine's frame, but the stateful search only needs to tell
-whether two states are the same. A suspended handler is described by its chain of awaiting
-frames: each frame's code, the instruction it is suspended at, and its local variables; the
-awaited future at the bottom (done or not); and its attempt's context, by what it has staged
-so far. The Step object, the context and the loop are named by their role, never by address.
-Asyncio callbacks queued on the scheduler are described by the executions whose Tasks they
-resume. Whatever cannot be described this way (a local whose repr names an address, an
-awaitable of another kind) makes the state opaque: it is then never merged.
+An engine snapshot keeps a suspended handler as the trace that rebuilds it
+(:mod:`dexviz.engine.coroutine_replay`), and a restored one is re-driven to the same frame; the
+stateful search also needs to tell whether two states are the same. A suspended handler is
+described by its chain of awaiting frames: each frame's code, the instruction it is suspended
+at, and its local variables; the awaited future at the bottom (done or not); and its attempt's
+context, by what it has staged so far. The Step object, the context and the loop are named by
+their role, never by address. Asyncio callbacks queued on the scheduler are described by the
+executions whose Tasks they resume. Whatever cannot be described this way (a local whose repr
+names an address, an awaitable of another kind) makes the state opaque: it is then never merged.
 """
 
 from __future__ import annotations

@@ -147,8 +147,9 @@ class _Run:
     def capture(self, depth: int) -> Resume | None:
         """This state as a ``Resume``, or None.
 
-        None while the engine cannot snapshot it (a coroutine handler in flight) or a monitor
-        cannot be pickled: such a state is reached by replaying choices instead.
+        None while the engine cannot snapshot it (a coroutine handler the engine cannot
+        re-drive: one awaiting a foreign future, or a timed-out one still unwinding) or a
+        monitor cannot be pickled: such a state is reached by replaying choices instead.
         """
         if self.result.found is not None:
             return None
