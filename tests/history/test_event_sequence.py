@@ -31,7 +31,7 @@ def test_run_returns_a_sequence_equal_to_the_list_of_its_events() -> None:
 
 def test_it_indexes_slices_and_iterates_like_a_list() -> None:
     events, history = _run()
-    assert events[0] is history[0] and events[-1] == history[-1]
+    assert events[0] == history[0] and events[-1] == history[-1]
     assert isinstance(events[1:3], EventSequence) and events[1:3] == history[1:3]
     assert list(events) == history and list(reversed(events)) == history[::-1]
     assert history[2] in events and events.index(history[2]) == 2
@@ -53,7 +53,7 @@ def test_it_cannot_be_changed_or_hashed() -> None:
 def test_its_repr_names_the_count_the_flows_and_the_ends() -> None:
     events, history = _run()
     assert repr(events) == (
-        f"EventSequence({len(history)} events of 1 Flow: {history[0].kind} #{history[0].seq} of 'p-1' … "
-        f"{history[-1].kind} #{history[-1].seq} of 'p-1')"
+        f"EventSequence({len(history)} events of 1 Flow: {history[0].kind} #{history[0].seq} "
+        f"of 'p-1' … {history[-1].kind} #{history[-1].seq} of 'p-1')"
     )
     assert repr(EventSequence()) == "EventSequence([])"
