@@ -18,6 +18,7 @@ from dexviz.engine.scheduler import SIMULATION_EPOCH_NS
 from dexviz.engine.store import Store
 from dexviz.history.collector import collector_paused
 from dexviz.history.event import Event
+from dexviz.history.event_sequence import EventSequence
 from dexviz.history.history import History
 from dexviz.history.kinds import EventKind
 from dexviz.sdk.errors import SimulationLimitError
@@ -224,8 +225,14 @@ class Engine:
 
     def run(
         self, until: Breakpoint | None = None, *, max_units: int = DEFAULT_MAX_UNITS
-    ) -> list[Event]:
+    ) -> EventSequence:
         """Run until a unit produces an event matching ``until`` (or until idle); return events.
+
+        Returns:
+            The events the run committed, in commit order, as a read-only
+            :class:`~dexviz.history.event_sequence.EventSequence`: it indexes, slices, iterates,
+            has a ``len`` and compares equal to the ``list`` of the same ``Event`` objects;
+            ``list(...)`` of it gives a list to modify.
 
         Raises:
             ValueError: ``until`` names neither an event kind nor a registered Step type (the
@@ -237,7 +244,7 @@ class Engine:
         try:
             with collector_paused():
                 if drive(self._rt, produced, max_units, predicate):
-                    return produced
+                    return EventSequence(produced)
             raise self._limit(max_units)
         finally:
             self._acknowledge()
@@ -247,8 +254,8 @@ class Engine:
         """The Step types of every registered Flow (what a Step-type breakpoint can name)."""
         return frozenset(t for d in self.registry.definitions for t in d.steps)
 
-    def run_until_idle(self, *, max_units: int = DEFAULT_MAX_UNITS) -> list[Event]:
-        """Run until nothing more can happen without outside input."""
+    def run_until_idle(self, *, max_units: int = DEFAULT_MAX_UNITS) -> EventSequence:
+        """Run until nothing more can happen without outside input; return events as ``run``."""
         return self.run(None, max_units=max_units)
 
     def _limit(self, max_units: int) -> SimulationLimitError:

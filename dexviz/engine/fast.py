@@ -320,8 +320,14 @@ class FastPath:
         executions = run.executions
         first: Execution | None = None
         more: list[Execution] | None = None
-        settings: StepSettings
-        for settings, value in zip(moves[::2], moves[1::2]):  # noqa: B905 - pairs, by design
+        settings: StepSettings | None = None
+        # The moves alternate settings and input: a pair per two items, without the two
+        # slices and the zip a transition would otherwise build.
+        for item in moves:
+            if settings is None:
+                settings = item
+                continue
+            value = item
             step_type = settings.step_type
             # FlowRun.next_execution_id, inlined for a Step type the run has numbered before
             # (mirrors dexviz.engine.state.FlowRun.next_execution_id).
@@ -359,6 +365,7 @@ class FastPath:
                 more = [first, execution]
             else:
                 more.append(execution)
+            settings = None
         assert first is not None
         return first if more is None else tuple(more)
 
