@@ -24,7 +24,7 @@ from typing import Any
 from dexviz.explore.schedule_records import Resume, Setup
 from dexviz.explore.stateful import Expansion, LocalExpander, SnapshotRef, StateHandle
 
-__all__ = ["MIN_PARALLEL", "AffinePool"]
+__all__ = ["MIN_PARALLEL", "AffinePool", "HeldExpander", "partition", "stays_here", "to_forget"]
 
 MIN_PARALLEL = 8
 """Levels smaller than this per worker, while no worker holds a state, stay in this process."""
@@ -80,25 +80,97 @@ class _Held:
             self.refs.pop(id(found), None)
 
 
+class HeldExpander:
+    """A worker's side of an affine pool: its engine, its snapshots, and the states it knows.
+
+    ``known`` holds the fingerprints of every successor this worker returned and those the
+    search forwarded from other workers: each is in the search's seen-set by the time it
+    sends the next batch, so a successor reaching one is not snapshotted (it will not be
+    expanded), as the searching process skips them.
+    """
+
+    def __init__(self, number: int, setup: Setup) -> None:
+        self.local = LocalExpander(setup)
+        self.held = _Held(number)
+        self.known: set[str] = set()
+        self.local.known = self.known.__contains__
+
+    def forget(self, numbers: set[int], fingerprints: Sequence[str]) -> None:
+        """Keep only snapshots ``numbers``; learn ``fingerprints`` (seen by the search)."""
+        self.held.keep(numbers)
+        self.known.update(fingerprints)
+
+    def expand(self, handles: Sequence[StateHandle]) -> list[Expansion]:
+        """The expansions of ``handles``, their snapshots named."""
+        held = self.held
+        out = []
+        for expansion in self.local.expand_all([held.resolved(h) for h in handles]):
+            successors = tuple(
+                dataclasses.replace(s, handle=held.named(s.handle)) for s in expansion.successors
+            )
+            self.known.update(s.fingerprint for s in successors if s.fingerprint is not None)
+            handle = held.named(expansion.handle)
+            out.append(dataclasses.replace(expansion, handle=handle, successors=successors))
+        return out
+
+
 def _serve(number: int, setup: Setup, conn: Connection) -> None:
     """A worker's loop: expand batches, keep the snapshots taken, forget what is not needed."""
-    local = LocalExpander(setup)
-    held = _Held(number)
+    side = HeldExpander(number, setup)
     while True:
         op, payload = conn.recv()
         if op == "stop":
             return
         if op == "keep":
-            held.keep(payload)
+            side.forget(*payload)
             continue
-        out = []
-        for expansion in local.expand_all([held.resolved(h) for h in payload]):
-            successors = tuple(
-                dataclasses.replace(s, handle=held.named(s.handle)) for s in expansion.successors
-            )
-            handle = held.named(expansion.handle)
-            out.append(dataclasses.replace(expansion, handle=handle, successors=successors))
-        conn.send(out)
+        conn.send(side.expand(payload))
+
+
+def partition(handles: Sequence[StateHandle], workers: int) -> list[list[int]]:
+    """The indices of ``handles`` each worker expands: a named snapshot's at its holder.
+
+    The others (held here or by no snapshot) go to the least loaded worker, in order.
+    """
+    parts: list[list[int]] = [[] for _ in range(workers)]
+    for index, handle in enumerate(handles):
+        base = handle.base
+        if isinstance(base, SnapshotRef):
+            parts[base.worker].append(index)
+        else:
+            min(parts, key=len).append(index)
+    return parts
+
+
+def stays_here(handles: Sequence[StateHandle], workers: int) -> bool:
+    """Whether a level is small and held by no worker: expanding it here is cheaper."""
+    return len(handles) < MIN_PARALLEL * workers and not any(
+        isinstance(h.base, SnapshotRef) for h in handles
+    )
+
+
+def to_forget(
+    expansions: Sequence[Expansion | None], parts: Sequence[Sequence[int]]
+) -> list[tuple[set[int], list[str]]]:
+    """For each worker: the snapshots the next level may need, and the others' fingerprints.
+
+    ``parts``: which worker expanded which of ``expansions``.
+    """
+    keep: list[set[int]] = [set() for _ in parts]
+    found: list[list[str]] = [[] for _ in parts]
+    for worker, indices in enumerate(parts):
+        for index in indices:
+            expansion = expansions[index]
+            for successor in expansion.successors if expansion is not None else ():
+                base = successor.handle.base
+                if isinstance(base, SnapshotRef):
+                    keep[base.worker].add(base.number)
+                if successor.fingerprint is not None:
+                    found[worker].append(successor.fingerprint)
+    return [
+        (numbers, [f for other, fs in enumerate(found) if other != worker for f in fs])
+        for worker, numbers in enumerate(keep)
+    ]
 
 
 class AffinePool:
@@ -118,36 +190,18 @@ class AffinePool:
 
     def expand_all(self, handles: Sequence[StateHandle]) -> list[Expansion]:
         """The level's expansions, in order."""
-        if len(handles) < MIN_PARALLEL * len(self._pool) and not any(
-            isinstance(h.base, SnapshotRef) for h in handles
-        ):
+        if stays_here(handles, len(self._pool)):
             return self._local.expand_all(handles)
-        parts: list[list[int]] = [[] for _ in self._pool]
-        for index, handle in enumerate(handles):
-            base = handle.base
-            if isinstance(base, SnapshotRef):
-                parts[base.worker].append(index)
-            else:
-                min(parts, key=len).append(index)
+        parts = partition(handles, len(self._pool))
         for worker, indices in zip(self._pool, parts, strict=True):
             worker.conn.send(("expand", [handles[i] for i in indices]))
         out: list[Expansion | None] = [None] * len(handles)
         for worker, indices in zip(self._pool, parts, strict=True):
             for index, expansion in zip(indices, worker.conn.recv(), strict=True):
                 out[index] = expansion
-        self._forget(out)
+        for worker, forget in zip(self._pool, to_forget(out, parts), strict=True):
+            worker.conn.send(("keep", forget))
         return [e for e in out if e is not None]
-
-    def _forget(self, expansions: Sequence[Expansion | None]) -> None:
-        """Tell each worker which of its snapshots the next level may need."""
-        keep: list[set[int]] = [set() for _ in self._pool]
-        for expansion in expansions:
-            for successor in expansion.successors if expansion is not None else ():
-                base = successor.handle.base
-                if isinstance(base, SnapshotRef):
-                    keep[base.worker].add(base.number)
-        for worker, numbers in zip(self._pool, keep, strict=True):
-            worker.conn.send(("keep", numbers))
 
     def close(self) -> None:
         """Stop the worker processes."""

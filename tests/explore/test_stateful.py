@@ -176,3 +176,22 @@ def test_worker_processes_keep_their_snapshots_and_send_back_only_names() -> Non
     finally:
         pool.close()
     assert named > 0
+
+
+def test_a_worker_does_not_snapshot_a_successor_the_search_has_seen() -> None:
+    from dexviz.explore.affine_pool import HeldExpander
+    from dexviz.explore.api import _setup
+    from dexviz.explore.stateful import SnapshotRef
+
+    setup = _setup(ContractEditFlow(), [ContractEdit(r) for r in "ab"], [], (), None, None,
+                   None, "flow-1")  # fmt: skip
+    start = StateHandle((), 0)
+    [first] = HeldExpander(0, setup).expand([start])
+    assert all(isinstance(s.handle.base, SnapshotRef) for s in first.successors)
+    # Its own successors, or those another worker found and the search forwarded: known,
+    # so reached again they keep their parent's base (and are replayed, if ever needed).
+    side = HeldExpander(1, setup)
+    side.forget(set(), [s.fingerprint for s in first.successors if s.fingerprint])
+    [again] = side.expand([start])
+    assert [s.fingerprint for s in again.successors] == [s.fingerprint for s in first.successors]
+    assert all(s.handle.base is None for s in again.successors)
