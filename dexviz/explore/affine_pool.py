@@ -16,15 +16,19 @@ from __future__ import annotations
 
 import dataclasses
 import multiprocessing
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any
 
+from dexviz.engine.engine_state import SnapshotError
 from dexviz.explore.schedule_records import Resume, Setup
 from dexviz.explore.stateful import Expansion, LocalExpander, SnapshotRef, StateHandle
 
-__all__ = ["MIN_PARALLEL", "AffinePool", "HeldExpander", "partition", "stays_here", "to_forget"]
+__all__ = [
+    "MIN_PARALLEL", "AffinePool", "HeldExpander", "moves", "partition", "rebalance",
+    "stays_here", "to_forget",
+]
 
 MIN_PARALLEL = 8
 """Levels smaller than this per worker, while no worker holds a state, stay in this process."""
@@ -100,11 +104,38 @@ class HeldExpander:
         self.held.keep(numbers)
         self.known.update(fingerprints)
 
+    def export(self, handles: Sequence[StateHandle]) -> list[StateHandle]:
+        """``handles`` with the snapshots they name, to be expanded by another worker."""
+        return [self.held.resolved(h) for h in handles]
+
+    def _adopted(self, handle: StateHandle, adopted: dict[int, Resume]) -> StateHandle:
+        """``handle`` with a snapshot sent from elsewhere re-taken by this worker's engine.
+
+        A snapshot read back from a pickle is unpickled on every restore; one this engine
+        took is copied. States sent here (and their descendants that cannot be snapshotted,
+        which keep its base) are restored many times, so the snapshot is re-taken once.
+        """
+        base = handle.base
+        if not isinstance(base, Resume) or id(base) in self.held.refs:
+            return handle
+        own = adopted.get(id(base))
+        if own is None:
+            engine = self.local.bench.engine
+            try:
+                engine.restore(base.snapshot)
+                own = dataclasses.replace(base, snapshot=engine.snapshot())
+            except SnapshotError:
+                own = base
+            adopted[id(base)] = own
+        return dataclasses.replace(handle, base=own)
+
     def expand(self, handles: Sequence[StateHandle]) -> list[Expansion]:
         """The expansions of ``handles``, their snapshots named."""
         held = self.held
+        adopted: dict[int, Resume] = {}
+        resolved = [self._adopted(held.resolved(h), adopted) for h in handles]
         out = []
-        for expansion in self.local.expand_all([held.resolved(h) for h in handles]):
+        for expansion in self.local.expand_all(resolved):
             successors = tuple(
                 dataclasses.replace(s, handle=held.named(s.handle)) for s in expansion.successors
             )
@@ -124,6 +155,9 @@ def _serve(number: int, setup: Setup, conn: Connection) -> None:
         if op == "keep":
             side.forget(*payload)
             continue
+        if op == "export":
+            conn.send(side.export(payload))
+            continue
         conn.send(side.expand(payload))
 
 
@@ -140,6 +174,59 @@ def partition(handles: Sequence[StateHandle], workers: int) -> list[list[int]]:
         else:
             min(parts, key=len).append(index)
     return parts
+
+
+BALANCE_SLACK = 1.15
+"""A worker may get this much more than an even share of a level before states move away."""
+
+
+def moves(parts: Sequence[Sequence[int]]) -> list[tuple[int, int, list[int]]]:
+    """States to move so no worker has much more than its share: (from, to, indices).
+
+    Affinity alone can leave one worker with every state (the descendants of the few states
+    the first levels snapshotted there); a moved state takes its snapshot along, once.
+    """
+    total = sum(map(len, parts))
+    share = -(-total // len(parts))
+    if max(map(len, parts)) <= share * BALANCE_SLACK:
+        return []
+    spare = [list(p[share:]) for p in parts]
+    out = []
+    for target, part in enumerate(parts):
+        room = share - len(part)
+        for source, extra in enumerate(spare):
+            if room <= 0:
+                break
+            if extra:
+                taken, spare[source] = extra[:room], extra[room:]
+                out.append((source, target, taken))
+                room -= len(taken)
+    return out
+
+
+def rebalance(
+    handles: Sequence[StateHandle],
+    parts: list[list[int]],
+    export: Callable[[int, list[StateHandle]], list[StateHandle]],
+) -> Sequence[StateHandle]:
+    """``handles`` with the states ``moves`` plans carrying their snapshots; ``parts`` updated.
+
+    ``export(worker, handles)``: those handles with the snapshots ``worker`` holds for them.
+    """
+    planned = moves(parts)
+    if not planned:
+        return handles
+    out = list(handles)
+    for source, target, indices in planned:
+        named = [i for i in indices if isinstance(handles[i].base, SnapshotRef)]
+        if named:
+            exported = export(source, [handles[i] for i in named])
+            for index, handle in zip(named, exported, strict=True):
+                out[index] = handle
+        moved = set(indices)
+        parts[source] = [i for i in parts[source] if i not in moved]
+        parts[target] = sorted(parts[target] + indices)
+    return out
 
 
 def stays_here(handles: Sequence[StateHandle], workers: int) -> bool:
@@ -193,6 +280,7 @@ class AffinePool:
         if stays_here(handles, len(self._pool)):
             return self._local.expand_all(handles)
         parts = partition(handles, len(self._pool))
+        handles = rebalance(handles, parts, self._export)
         for worker, indices in zip(self._pool, parts, strict=True):
             worker.conn.send(("expand", [handles[i] for i in indices]))
         out: list[Expansion | None] = [None] * len(handles)
@@ -202,6 +290,12 @@ class AffinePool:
         for worker, forget in zip(self._pool, to_forget(out, parts), strict=True):
             worker.conn.send(("keep", forget))
         return [e for e in out if e is not None]
+
+    def _export(self, source: int, handles: list[StateHandle]) -> list[StateHandle]:
+        conn = self._pool[source].conn
+        conn.send(("export", handles))
+        exported: list[StateHandle] = conn.recv()
+        return exported
 
     def close(self) -> None:
         """Stop the worker processes."""

@@ -19,11 +19,17 @@ from dexviz.explore.affine_pool import (
     AffinePool,
     HeldExpander,
     partition,
+    rebalance,
     stays_here,
     to_forget,
 )
 from dexviz.explore.schedule_records import Setup
-from dexviz.explore.stateful import Expander, Expansion, LocalExpander, StateHandle
+from dexviz.explore.stateful import (
+    Expander,
+    Expansion,
+    LocalExpander,
+    StateHandle,
+)
 
 __all__ = [
     "DaskExpander", "default_workers", "expander_for",
@@ -54,6 +60,11 @@ def _expand_on_worker(
     if forget is not None:
         side.forget(*forget)
     return side.expand(handles)
+
+
+def _export_on_worker(token: str, handles: Sequence[StateHandle]) -> list[StateHandle]:
+    """A Dask task: ``handles`` with the snapshots this worker holds for them, to move."""
+    return _SIDES[token].export(handles)
 
 
 def _drop(token: str) -> None:
@@ -90,6 +101,7 @@ class DaskExpander:
         if not self._addresses or stays_here(handles, self.workers):
             return self._local.expand_all(handles)
         parts = partition(handles, self.workers)
+        handles = rebalance(handles, parts, self._export)
         futures = [
             self._client.submit(
                 _expand_on_worker, self._setup, self._token, number, self._forget[number],
@@ -104,6 +116,14 @@ class DaskExpander:
                 out[index] = expansion
         self._forget = list(to_forget(out, parts))
         return [e for e in out if e is not None]
+
+    def _export(self, source: int, handles: list[StateHandle]) -> list[StateHandle]:
+        future = self._client.submit(
+            _export_on_worker, self._token, handles, workers=[self._addresses[source]],
+            allow_other_workers=False, pure=False,
+        )  # fmt: skip
+        exported: list[StateHandle] = future.result()
+        return exported
 
     def close(self) -> None:
         """Release the Setup and the workers' snapshots; close the client if this opened it."""
