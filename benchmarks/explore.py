@@ -15,9 +15,12 @@ Goals (issue "Explore every interleaving"):
   withdraws) and one SaveContractEdit fault, no symmetry, proven in <= 30 s; 8 reviewers with
   the 7 savers declared symmetric in <= 10 s; 12 with the 11 savers symmetric in <= 60 s; 7
   without symmetry reported (states, time, peak memory); >= 5,000 transitions per CPU second
-  on the seed Flow; workers=2 >= 1.7x workers=1 and a Dask LocalCluster of two >= 0.9x
-  workers=2, with identical results (wall time: the speed-ups are about elapsed time, so the
-  machine's load average is printed beside them);
+  on the seed Flow (beside it, for context, the rate on ``_flows.SyncContractEditFlow``, the
+  same Flow with synchronous handlers, whose every state can be snapshotted: the explorer's
+  own cost per transition, without replays); workers=2 >= 1.7x workers=1 and a Dask
+  LocalCluster of two >= 0.9x workers=2, with identical results (wall time: the speed-ups are
+  about elapsed time, so the runs alternate, the median of ``--speedup-runs`` rounds is taken
+  and the machine's load average is printed beside them);
 - schedules per second on a Flow whose schedules are 30 transitions long (three branches of
   ten Steps each), for ``"random"`` walks and for ``"dfs"`` without and with state pruning
   (pruned schedules are shorter; each step then costs a fingerprint of the whole state).

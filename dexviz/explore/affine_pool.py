@@ -5,8 +5,12 @@ whole engine state, then unpickling it instead of copying it). So each worker ke
 snapshots of the states it reached, and the search sends it only their names
 (``SnapshotRef``): every state goes back to the worker that holds its snapshot, where restoring
 is a copy. A state held in the searching process (the first levels, expanded there while they
-are small) or by no snapshot goes to the least loaded worker with its snapshot. After each level
-the workers forget the snapshots no state of the next level needs.
+are small) or by no snapshot goes to the least loaded worker with its snapshot, which the
+worker re-takes once with its own engine. When affinity leaves a worker much more than its
+share of a level, the tail of its part moves to the others, each snapshot shipped once
+(``moves``). After each level the workers forget the snapshots no state of the next level
+needs, and learn the fingerprints the others found (no snapshot is taken of a state seen).
+The Dask expander (``explore.parallel``) runs the same worker side (``HeldExpander``).
 
 Expansions come back in the level's order, so the search's results do not depend on which
 worker expanded what.
