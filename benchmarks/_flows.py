@@ -11,11 +11,21 @@ from dexviz import (
     StepDecision,
     StepList,
     StepMovement,
+    StepOptions,
     Wait,
     dead_end,
     go_to,
     go_to_many,
     graceful_complete,
+)
+from dexviz.examples.contract_edit import (
+    CONTRACT_EDIT_FINISHED,
+    CONTRACT_EDIT_RETRY,
+    CONTRACT_EDIT_TOKEN,
+    ContractEdit,
+    FinishContractEdits,
+    ReleaseContractEditToken,
+    finish_contract_edit,
 )
 
 CHAIN_LENGTH = 10
@@ -124,3 +134,80 @@ class Idle(Flow[int]):
 
     def get_persistence_schema(self) -> PersistenceSchema:
         return PersistenceSchema.of(TOKEN)
+
+
+class SyncStartContractEdits(Step[list[ContractEdit]]):
+    """ContractEditFlow's start, going to the synchronous edit path."""
+
+    def execute(self, context: Context, edits: list[ContractEdit]) -> StepDecision:
+        CONTRACT_EDIT_TOKEN.publish(context, "contract")
+        return go_to_many(
+            *[StepMovement.of(SyncEnterContractEdit, edit) for edit in edits],
+            StepMovement.of(FinishContractEdits, len(edits)),
+        )
+
+
+class SyncEnterContractEdit(Step[ContractEdit]):
+    """EnterContractEdit, going to the synchronous EditContract."""
+
+    def get_step_options(self) -> StepOptions:
+        return StepOptions(execute_retry=CONTRACT_EDIT_RETRY).on_execute_failure_proceed_to(
+            ReleaseContractEditToken
+        )
+
+    def wait_for(self, context: Context, edit: ContractEdit) -> Wait:
+        return Wait.until(CONTRACT_EDIT_TOKEN.for_one())
+
+    def execute(self, context: Context, edit: ContractEdit) -> StepDecision:
+        return go_to(SyncEditContract, edit)
+
+
+class SyncEditContract(Step[ContractEdit]):
+    """EditContract without its ``asyncio.sleep``: a withdrawal or on to the save."""
+
+    def get_step_options(self) -> StepOptions:
+        return StepOptions(execute_retry=CONTRACT_EDIT_RETRY).on_execute_failure_proceed_to(
+            ReleaseContractEditToken
+        )
+
+    def execute(self, context: Context, edit: ContractEdit) -> StepDecision:
+        if edit.should_withdraw:
+            CONTRACT_EDIT_FINISHED.publish(context, finish_contract_edit(edit, "withdrawn"))
+            CONTRACT_EDIT_TOKEN.publish(context, "contract")
+            return dead_end()
+        return go_to(SyncSaveContractEdit, edit)
+
+
+class SyncSaveContractEdit(Step[ContractEdit]):
+    """SaveContractEdit without its ``asyncio.sleep``: record the edit, hand the token on."""
+
+    def get_step_options(self) -> StepOptions:
+        return StepOptions(execute_retry=CONTRACT_EDIT_RETRY).on_execute_failure_proceed_to(
+            ReleaseContractEditToken
+        )
+
+    def execute(self, context: Context, edit: ContractEdit) -> StepDecision:
+        CONTRACT_EDIT_FINISHED.publish(context, finish_contract_edit(edit, "saved"))
+        CONTRACT_EDIT_TOKEN.publish(context, "contract")
+        return dead_end()
+
+
+class SyncContractEditFlow(Flow[list[ContractEdit]]):
+    """The seed's ContractEditFlow with synchronous handlers: every state can be snapshotted.
+
+    The same token Channel, edit paths, retry policy and release Step; the explorer's own cost
+    per transition shows without replays (a handler suspended in ``asyncio.sleep`` cannot be
+    snapshotted, so the seed Flow's states in one are reached by replaying their trace).
+    """
+
+    def get_steps(self) -> StepList[list[ContractEdit]]:
+        return StepList.start_step(SyncStartContractEdits()).other_steps(
+            SyncEnterContractEdit(),
+            SyncEditContract(),
+            SyncSaveContractEdit(),
+            ReleaseContractEditToken(),
+            FinishContractEdits(),
+        )
+
+    def get_persistence_schema(self) -> PersistenceSchema:
+        return PersistenceSchema.of(CONTRACT_EDIT_TOKEN, CONTRACT_EDIT_FINISHED)

@@ -34,6 +34,7 @@ from dexviz.explore.fingerprint import (
     running,
     unit,
 )
+from dexviz.explore.state_key import SettledMemo
 from dexviz.explore.symmetry import Symmetry
 
 __all__ = ["Keys", "canonical_fingerprint", "replace_all"]
@@ -59,6 +60,16 @@ class _Parts:
     lineage: list[tuple[str, str, str, str]] = field(default_factory=list)
 
 
+_DESCRIBED = SettledMemo()
+"""Settled executions without held messages, described (their text needs no message ranks)."""
+
+
+def _described(ex: Any, rank: dict[int, int]) -> str:
+    if ex.held_messages:
+        return repr(describe_execution(ex, rank))
+    return _DESCRIBED.text(ex, lambda e: repr(describe_execution(e, rank)))
+
+
 def _canonical_parts(rt: Runtime, outside: Sequence[Any]) -> _Parts:
     run = one_run(rt, coroutines=True)
     sim = rt.sim
@@ -71,7 +82,7 @@ def _canonical_parts(rt: Runtime, outside: Sequence[Any]) -> _Parts:
     parts.unordered.extend(f"w {k} {w.execution_id}" for k, ws in run.waiters.items() for w in ws)
     owners: dict[asyncio.Task[Any], str] = {}
     for ex in run.executions.values():
-        parts.unordered.append(repr(describe_execution(ex, rank)))
+        parts.unordered.append(_described(ex, rank))
         parts.lineage.append((ex.execution_id, ex.from_execution_id, ex.step_type, repr(ex.input)))
         if isinstance(ex.task, asyncio.Task):
             owners[ex.task] = ex.execution_id

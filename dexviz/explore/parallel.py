@@ -1,31 +1,39 @@
 """Expanding the stateful search's levels on several processes or on a Dask cluster.
 
 Each level of the breadth-first search is a list of independent states; an expander splits it
-into batches, expands the batches where it can (worker processes, Dask workers) and returns the
-expansions in the level's order. The search merges them in that order, so the verdict, the
+into one batch per worker (each state where its snapshot is, ``explore.affine_pool``), expands
+the batches there (worker processes, Dask workers) and returns the expansions in the level's
+order. The search merges them in that order, so the verdict, the
 counts and the counterexample are the same as with one process.
 """
 
 from __future__ import annotations
 
 import os
-import pickle
+import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from dexviz.explore.affine_pool import AffinePool
+from dexviz.explore.affine_pool import (
+    AffinePool,
+    HeldExpander,
+    partition,
+    rebalance,
+    stays_here,
+    to_forget,
+)
 from dexviz.explore.schedule_records import Setup
-from dexviz.explore.stateful import Expander, Expansion, LocalExpander, StateHandle
+from dexviz.explore.stateful import (
+    Expander,
+    Expansion,
+    LocalExpander,
+    StateHandle,
+)
 
 __all__ = [
-    "BATCHES_PER_WORKER", "DaskExpander", "default_workers", "expander_for",
+    "DaskExpander", "default_workers", "expander_for",
 ]
-
-BATCHES_PER_WORKER = 4
-"""A level is cut into this many batches per worker: enough to balance uneven states."""
-MIN_PARALLEL = 8
-"""Levels smaller than this per worker are expanded in this process (shipping costs more)."""
 
 def default_workers() -> int:
     """The machine's cores (those this process may use): ``explore``'s default ``workers``."""
@@ -35,28 +43,42 @@ def default_workers() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-_BENCHES: dict[bytes, LocalExpander] = {}
-"""On a Dask worker: one engine per exploration (keyed by its Setup's pickle), kept for the
-worker's life so that batches after the first reuse it."""
+_SIDES: dict[str, HeldExpander] = {}
+"""On a Dask worker: the worker side of the exploration named by the key, kept for the
+worker's life so that its snapshots stay where they were taken (``explore.affine_pool``)."""
 
 
-def _expand_with(setup: Setup, handles: Sequence[StateHandle]) -> list[Expansion]:
-    key = pickle.dumps(setup)
-    local = _BENCHES.get(key)
-    if local is None:
-        _BENCHES.clear()  # one exploration at a time: the previous one is over
-        local = _BENCHES[key] = LocalExpander(setup)
-    return local.expand_all(handles)
+def _expand_on_worker(
+    setup: Setup, token: str, number: int, forget: tuple[set[int], list[str]] | None,
+    handles: Sequence[StateHandle],
+) -> list[Expansion]:
+    """A Dask task: worker ``number`` of exploration ``token`` expands a batch."""
+    side = _SIDES.get(token)
+    if side is None:
+        _SIDES.clear()  # one exploration at a time: the previous one is over
+        side = _SIDES[token] = HeldExpander(number, setup)
+    if forget is not None:
+        side.forget(*forget)
+    return side.expand(handles)
 
 
-def batches(handles: Sequence[StateHandle], workers: int) -> list[Sequence[StateHandle]]:
-    """``handles`` cut into consecutive batches, about ``BATCHES_PER_WORKER`` per worker."""
-    size = max(1, -(-len(handles) // (workers * BATCHES_PER_WORKER)))
-    return [handles[i : i + size] for i in range(0, len(handles), size)]
+def _export_on_worker(token: str, handles: Sequence[StateHandle]) -> list[StateHandle]:
+    """A Dask task: ``handles`` with the snapshots this worker holds for them, to move."""
+    return _SIDES[token].export(handles)
+
+
+def _drop(token: str) -> None:
+    """On each Dask worker at the end: forget the exploration's snapshots and engine."""
+    _SIDES.pop(token, None)
 
 
 class DaskExpander:
-    """Expands levels on a Dask distributed cluster (``pip install dexviz[cluster]``)."""
+    """Expands levels on a Dask distributed cluster (``pip install dexviz[cluster]``).
+
+    Like the local ``AffinePool``: each Dask worker keeps the snapshots it takes, a state goes
+    back to the worker holding its snapshot (a task pinned to it), and a level is one task
+    per worker, so the scheduler's cost per level is a few messages, not one per state.
+    """
 
     def __init__(self, setup: Setup, cluster: Any) -> None:
         try:
@@ -67,24 +89,47 @@ class DaskExpander:
             ) from error
         self._owned = not hasattr(cluster, "submit")
         self._client = Client(cluster) if self._owned else cluster  # type: ignore[no-untyped-call]
-        self.workers = max(1, len(self._client.scheduler_info().get("workers", {})))
+        self._addresses = sorted(self._client.scheduler_info().get("workers", {}))
+        self.workers = max(1, len(self._addresses))
         self._local = LocalExpander(setup)
+        self._token = uuid.uuid4().hex
+        self._forget: list[tuple[set[int], list[str]] | None] = [None] * self.workers
         [self._setup] = self._client.scatter([setup], broadcast=True)
 
     def expand_all(self, handles: Sequence[StateHandle]) -> list[Expansion]:
         """The level's expansions, in order."""
-        if len(handles) < MIN_PARALLEL * self.workers:
+        if not self._addresses or stays_here(handles, self.workers):
             return self._local.expand_all(handles)
-        parts = batches(handles, self.workers)
-        futures = self._client.map(_expand_with, [self._setup] * len(parts), parts, pure=False)
-        out: list[Expansion] = []
-        for part in self._client.gather(futures):
-            out.extend(part)
-        return out
+        parts = partition(handles, self.workers)
+        handles = rebalance(handles, parts, self._export)
+        futures = [
+            self._client.submit(
+                _expand_on_worker, self._setup, self._token, number, self._forget[number],
+                [handles[i] for i in indices], workers=[address], allow_other_workers=False,
+                pure=False,
+            )
+            for number, (address, indices) in enumerate(zip(self._addresses, parts, strict=True))
+        ]  # fmt: skip
+        out: list[Expansion | None] = [None] * len(handles)
+        for indices, part in zip(parts, self._client.gather(futures), strict=True):
+            for index, expansion in zip(indices, part, strict=True):
+                out[index] = expansion
+        self._forget = list(to_forget(out, parts))
+        return [e for e in out if e is not None]
+
+    def _export(self, source: int, handles: list[StateHandle]) -> list[StateHandle]:
+        future = self._client.submit(
+            _export_on_worker, self._token, handles, workers=[self._addresses[source]],
+            allow_other_workers=False, pure=False,
+        )  # fmt: skip
+        exported: list[StateHandle] = future.result()
+        return exported
 
     def close(self) -> None:
-        """Release the Setup on the cluster; close the client if this expander opened it."""
+        """Release the Setup and the workers' snapshots; close the client if this opened it."""
         self._client.cancel([self._setup])
+        if self._addresses:
+            self._client.run(_drop, self._token)
         if self._owned:
             self._client.close()
 

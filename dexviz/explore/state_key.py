@@ -10,11 +10,12 @@ only in which of two identical reviewers went first reach the same state.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from dexviz.engine.state import Execution, FlowRun
+from dexviz.engine.state_copy import settled
 
 
 def _text(value: Any) -> str:
@@ -23,14 +24,46 @@ def _text(value: Any) -> str:
 
 def _execution(ex: Execution) -> tuple[Any, ...]:
     reserved = tuple(
-        sorted((key, tuple(_text(m.value) for m in ms)) for key, ms in ex.reserved.items())
+        sorted((key, tuple(_text(m.value) for m in ms)) for key, ms in ex.held_messages.items())
     )
-    timers = tuple(sorted(t.fire_at_ns for t in ex.timers if not t.done))
+    timers = tuple(sorted(t.fire_at_ns for t in ex.started_timers if not t.done))
     return (ex.step_type, ex.phase.value, ex.method, ex.attempt, _text(ex.input), reserved, timers)
 
 
 def _digest(text: str) -> str:
     return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
+
+
+class SettledMemo:
+    """Texts made from executions the engine never writes again, kept by identity.
+
+    A snapshot shares a settled execution instead of copying it (``engine.state_copy``), so
+    the states of one exploration hold the same object and its description is made once.
+    Each entry holds its execution, so an id is not reused while it is cached.
+    """
+
+    def __init__(self, limit: int = 200_000) -> None:
+        self._found: dict[int, tuple[Execution, str]] = {}
+        self.limit = limit
+
+    def text(self, ex: Execution, make: Callable[[Execution], str]) -> str:
+        """``make(ex)``, made once for a settled ``ex``."""
+        found = self._found.get(id(ex))
+        if found is not None and found[0] is ex:
+            return found[1]
+        text = make(ex)
+        if settled(ex):
+            if len(self._found) >= self.limit:
+                self._found.clear()
+            self._found[id(ex)] = (ex, text)
+        return text
+
+
+def _execution_digest(ex: Execution) -> str:
+    return _digest(repr(_execution(ex)))
+
+
+_DIGESTS = SettledMemo()
 
 
 class ExecutionDigests:
@@ -44,7 +77,7 @@ class ExecutionDigests:
         for execution_id in execution_ids:
             ex = run.executions.get(execution_id)
             if ex is not None:
-                self._digests[execution_id] = _digest(repr(_execution(ex)))
+                self._digests[execution_id] = _DIGESTS.text(ex, _execution_digest)
 
     def of(self, run: FlowRun) -> tuple[str, ...]:
         """The sorted digests of every execution of ``run``."""

@@ -52,3 +52,33 @@ def test_a_counterexample_on_the_cluster_equals_the_local_one(client: Any) -> No
     assert not local.ok
     assert remote.violations[0].trace == local.violations[0].trace
     assert remote.violations[0].replay().violating_seq is not None
+
+
+def test_the_cluster_keeps_snapshots_on_the_worker_that_took_them(client: Any) -> None:
+    from dexviz.explore.api import _setup
+    from dexviz.explore.parallel import DaskExpander
+    from dexviz.explore.schedule_records import Resume
+    from dexviz.explore.stateful import SnapshotRef, StateHandle
+
+    setup = _setup(ContractEditFlow(), [ContractEdit(r) for r in "abc"], [], (), None, None,
+                   None, "flow-1")  # fmt: skip
+    expander = DaskExpander(setup, client)
+    seen: set[str | None] = set()
+    level, named = [StateHandle((), 0)], 0
+    try:
+        while level:
+            expansions = expander.expand_all(level)
+            level = []
+            for successor in (s for e in expansions for s in e.successors):
+                if successor.fingerprint not in seen:
+                    seen.add(successor.fingerprint)
+                    level.append(successor.handle)
+            if named:
+                # Once the Dask workers hold the states, only names travel back.
+                assert not any(isinstance(h.base, Resume) for h in level)
+            refs = [h.base for h in level if isinstance(h.base, SnapshotRef)]
+            assert {r.worker for r in refs} <= {0, 1}
+            named += len(refs)
+    finally:
+        expander.close()
+    assert named > 0

@@ -74,3 +74,21 @@ def test_a_plain_callable_check_keeps_no_state() -> None:
     assert monitor_state(as_check(lambda history, state: True).monitor()) is None
     assert monitor_state(checks.exclusive("t").monitor()) == ()
     assert monitor_state(checks.conserved("t").monitor()) == (False, ())
+
+
+def test_keying_a_state_leaves_finished_executions_shareable_by_snapshots() -> None:
+    # A snapshot shares a settled execution instead of copying it; reading an execution's
+    # timers or held messages for a key must not create their containers and unsettle it.
+    from dexviz.engine.state_copy import settled
+    from dexviz.explore.stateful import LocalExpander, StateHandle
+
+    setup = _setup(ContractEditFlow(), [ContractEdit("a"), ContractEdit("b")], [], (), None,
+                   None, None, "flow-1")  # fmt: skip
+    local = LocalExpander(setup)
+    level = [StateHandle((), 0)]
+    for _ in range(3):
+        level = [s.handle for e in local.expand_all(level) for s in e.successors][:1]
+    (run,) = local.bench.engine.runtime.runs.values()
+    finished = [ex for ex in run.executions.values()
+                if not ex.active and ex.task is None and ex.pending_unit is None]  # fmt: skip
+    assert finished and all(settled(ex) for ex in finished)

@@ -176,3 +176,65 @@ def test_worker_processes_keep_their_snapshots_and_send_back_only_names() -> Non
     finally:
         pool.close()
     assert named > 0
+
+
+def test_a_worker_does_not_snapshot_a_successor_the_search_has_seen() -> None:
+    from dexviz.explore.affine_pool import HeldExpander
+    from dexviz.explore.api import _setup
+    from dexviz.explore.stateful import SnapshotRef
+
+    setup = _setup(ContractEditFlow(), [ContractEdit(r) for r in "ab"], [], (), None, None,
+                   None, "flow-1")  # fmt: skip
+    start = StateHandle((), 0)
+    [first] = HeldExpander(0, setup).expand([start])
+    assert all(isinstance(s.handle.base, SnapshotRef) for s in first.successors)
+    # Its own successors, or those another worker found and the search forwarded: known,
+    # so reached again they keep their parent's base (and are replayed, if ever needed).
+    side = HeldExpander(1, setup)
+    side.forget(set(), [s.fingerprint for s in first.successors if s.fingerprint])
+    [again] = side.expand([start])
+    assert [s.fingerprint for s in again.successors] == [s.fingerprint for s in first.successors]
+    assert all(s.handle.base is None for s in again.successors)
+
+
+def test_an_unbalanced_level_moves_its_tail_to_the_idle_worker() -> None:
+    from dexviz.explore.affine_pool import moves
+
+    # Affinity put all ten states on worker 0: the last five move, in order.
+    assert moves([list(range(10)), []]) == [(0, 1, [5, 6, 7, 8, 9])]
+    # Within the slack, nothing moves (a move ships a snapshot).
+    assert moves([[0, 1, 2, 3, 4, 5], [6, 7, 8, 9, 10]]) == []
+    assert moves([[0, 1, 2, 3, 4, 5, 6, 7], [8], [9]]) == [(0, 1, [4, 5, 6]), (0, 2, [7])]
+
+
+def test_workers_2_on_a_level_held_by_one_worker_gives_the_results_of_workers_1(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from dexviz.explore import affine_pool
+
+    case = Case("contract-3", ContractEditFlow(), [ContractEdit(r) for r in "abc"],
+                faults=FaultBudget.of(SaveContractEdit, count=1))  # fmt: skip
+    one = _explore(case, "stateful", TOKEN_CHECKS, workers=1)
+    moved: list[int] = []
+    original = affine_pool.moves
+
+    def counting(parts):  # type: ignore[no-untyped-def]
+        planned = original(parts)
+        moved.extend(len(indices) for _, _, indices in planned)
+        return planned
+
+    monkeypatch.setattr(affine_pool, "moves", counting)
+
+    def all_on_worker_0(handles, workers):  # type: ignore[no-untyped-def]
+        # Every state the workers do not hold yet goes to worker 0: all descendants follow.
+        parts = [[] for _ in range(workers)]
+        for index, handle in enumerate(handles):
+            held = isinstance(handle.base, affine_pool.SnapshotRef)
+            parts[handle.base.worker if held else 0].append(index)
+        return parts
+
+    monkeypatch.setattr(affine_pool, "partition", all_on_worker_0)
+    two = _explore(case, "stateful", TOKEN_CHECKS, workers=2)
+    assert sum(moved) > 0  # states (with their snapshots) did move between the workers
+    assert (two.verdict(), two.distinct_states, two.schedules, two.terminal_states) == (
+        one.verdict(), one.distinct_states, one.schedules, one.terminal_states)
