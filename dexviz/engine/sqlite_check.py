@@ -182,9 +182,16 @@ class EventScan:
             if type(seq) is not int or type(offset) is not int:
                 raise self.error(flow_id, f"seq {seq!r} and time {offset!r} are not integers")
             time_ns = t0 + offset
-            problem = order_problem(last.get(flow_id), seq, time_ns, 1, "the start of its Flow")
-            if problem or not 0 <= time_ns <= INT64_MAX:
-                raise self.error(flow_id, problem or f"time_ns {time_ns} is out of range")
+            previous = last.get(flow_id)
+            # The usual row, told without a call: the next seq, no earlier than the last (>= 0).
+            if (
+                previous is None
+                or seq != previous[0] + 1
+                or not previous[1] <= time_ns <= INT64_MAX
+            ):
+                problem = order_problem(previous, seq, time_ns, 1, "the start of its Flow")
+                if problem or not 0 <= time_ns <= INT64_MAX:
+                    raise self.error(flow_id, problem or f"time_ns {time_ns} is out of range")
             last[flow_id] = (seq, time_ns)
             if run not in seen:
                 seen.add(run)

@@ -12,7 +12,6 @@ handed out before then lies wholly before that row, so it was read whole and che
 
 from __future__ import annotations
 
-import copy
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
@@ -57,7 +56,6 @@ class CheckedFlows:
         self.flow_ids: tuple[str, ...] = ()
         self._db: sqlite3.Connection | None = None
         self._tables: Tables | None = None
-        self._specs: dict[Any, Any] = {}
 
     def __enter__(self) -> CheckedFlows:
         """Open the file and check all but its events rows (those are checked as read)."""
@@ -96,10 +94,17 @@ class CheckedFlows:
         pending: dict[str, list[Event]] = {}
         try:
             for row, flow_id, _, payload in EventScan(tables).rows(db):
+                # Decoded as SQLiteStore.history decodes it; the body was parsed by the check.
+                code = row[4]
+                kind = KINDS.get(code) if isinstance(code, int) else code
+                if payload is None:
+                    payload = {}
+                elif kind is _START and isinstance(payload.get("flow"), int):
+                    payload["flow"] = self._spec(payload["flow"])
                 events = pending.get(flow_id)
                 if events is None:
                     events = pending[flow_id] = []
-                events.append(self._event(row, flow_id, runs[row[1]], payload))
+                events.append(decoded((row[0], *row[2:]), kind, flow_id, runs[row[1]], payload))
                 if row[0] == last_rows.get(flow_id):
                     yield flow_id, History(pending.pop(flow_id))
         except sqlite3.DatabaseError as error:
@@ -108,28 +113,17 @@ class CheckedFlows:
             if flow_id not in last_rows:
                 yield flow_id, History()
 
-    def _event(
-        self, row: tuple[Any, ...], flow_id: str, run: tuple[str, int], payload: Any
-    ) -> Event:
-        """The event of a checked row (as ``SQLiteStore.history`` decodes it)."""
-        kind = KINDS.get(row[4]) if isinstance(row[4], int) else row[4]
-        body: dict[str, Any] = {} if payload is None else payload
-        if kind is _START and isinstance(body.get("flow"), int):
-            body["flow"] = self._spec(body["flow"])
-        return decoded((row[0], *row[2:]), kind, flow_id, run, body)
-
     def _spec(self, spec_id: Any) -> Any:
-        """The Flow spec a start names (stored once; each start gets its own copy)."""
-        found = self._specs.get(spec_id)
-        if found is None:
-            assert self._tables is not None
-            row = self._tables.specs.get(spec_id)
-            if row is None:
-                raise StoreError(
-                    f"{self.path}: a Flow start names spec {spec_id!r}, which is missing"
-                )
-            found = self._specs[spec_id] = load_json(row[0])
-        return copy.deepcopy(found)
+        """The Flow spec a start names (stored once; each start gets its own copy).
+
+        Each copy is parsed from the stored text again: for a spec of JSON values that is
+        several times cheaper than ``copy.deepcopy`` of one parsed copy.
+        """
+        assert self._tables is not None
+        row = self._tables.specs.get(spec_id)
+        if row is None:
+            raise StoreError(f"{self.path}: a Flow start names spec {spec_id!r}, which is missing")
+        return load_json(row[0])
 
     def __repr__(self) -> str:
         return f"CheckedFlows({self.path!r}, flows={len(self.flow_ids)})"
