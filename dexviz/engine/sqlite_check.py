@@ -195,19 +195,26 @@ class EventScan:
             last[flow_id] = (seq, time_ns)
             if run not in seen:
                 seen.add(run)
-            problem = _columns_problem(kind, ex, step, method, attempt)
-            payload = None
-            if not problem and body is not None:
-                try:
-                    payload = load_json(body)
-                except (TypeError, ValueError):
-                    payload = None
-                # A Flow start names its spec row; any other object body needs nothing more.
-                if type(payload) is not dict or kind == _START:
-                    problem = self._body_problem(kind, body)
+            problem, payload = self._parsed(kind, ex, step, method, attempt, body)
             if problem:
                 raise self.error(flow_id, problem)
             yield row, flow_id, time_ns, payload
+
+    def _parsed(
+        self, kind: Any, ex: Any, step: Any, method: Any, attempt: Any, body: Any
+    ) -> tuple[str, Any]:
+        """Why a row's columns or body are refused (``""`` if not), and its parsed body."""
+        problem = _columns_problem(kind, ex, step, method, attempt)
+        payload = None
+        if not problem and body is not None:
+            try:
+                payload = load_json(body)
+            except (TypeError, ValueError):
+                payload = None
+            # A Flow start names its spec row; any other object body needs nothing more.
+            if type(payload) is not dict or kind == _START:
+                problem = self._body_problem(kind, body)
+        return problem, payload
 
     def _body_problem(self, kind: Any, body: Any) -> str:
         if not isinstance(body, str):
