@@ -38,6 +38,7 @@ from dexviz.compare.replay_run import ReplayError, replay_events
 from dexviz.compare.run_sources import RunSource, load_history
 from dexviz.engine.engine import as_registry
 from dexviz.history import Event, EventKind, History
+from dexviz.history.event import Payload
 from dexviz.sdk import Flow, Registry
 from dexviz.sdk.definitions import FlowDefinition
 
@@ -204,7 +205,12 @@ def _same_events(recorded: Sequence[Event], replayed: Sequence[Event]) -> bool:
     if len(recorded) != len(replayed):
         return False
     for a, b in zip(recorded, replayed, strict=True):
-        if a[2:] != b[2:]:
+        if a[2:9] != b[2:9]:  # kind, ids, Step type, method, attempt
+            return False
+        theirs = b.payload
+        if isinstance(theirs, Payload):  # built here: compared as the dict it stands for
+            theirs = theirs.value
+        if a.payload != theirs:
             return False
     return True
 
