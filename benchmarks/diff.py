@@ -24,6 +24,7 @@ Exits 1 when a goal is missed.
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import tempfile
@@ -106,7 +107,8 @@ def _store_row(stored: int) -> bool:
     print(f"replay_check_store {stored} runs: {seconds:.2f} s CPU, {per_run * 1e3:.2f} ms/run "
           f"(goal ≤ 5 ms/run; all compatible: {checked.compatible}) -> "
           f"{'ok' if ok else 'MISSED'}")
-    print(f"  for reference: simulating and storing the same runs: {simulated * 1e3:.2f} ms/run")
+    print(f"  for reference: simulating and storing the same runs: {simulated * 1e3:.2f} ms/run "
+          f"(load average {os.getloadavg()[0]:.2f}: CPU time here moves with it)")
     return ok
 
 

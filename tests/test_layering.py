@@ -494,8 +494,8 @@ ENGINE_LAYERS: dict[str, frozenset[str]] = {
         "uuids", "wait_payloads", "waiters",
     }),
     # The durable SQLite store: it encodes core's records.
-    "sqlite": frozenset({"group_sync", "sqlite_check", "sqlite_compact", "sqlite_schema",
-                        "sqlite_store", "store_lock"}),
+    "sqlite": frozenset({"group_sync", "sqlite_check", "sqlite_compact", "sqlite_runs",
+                        "sqlite_schema", "sqlite_store", "store_lock"}),
     # Committing a method's result: deciding, waking waiters, ending executions and runs.
     "commit": frozenset({"closing", "decide", "heartbeats", "waits"}),
     # Running a method attempt: the general path and the fast path beside it.

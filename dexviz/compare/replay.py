@@ -38,6 +38,7 @@ from dexviz.compare.replay_run import ReplayError, replay_events
 from dexviz.compare.run_sources import RunSource, load_history
 from dexviz.engine.engine import as_registry
 from dexviz.history import Event, EventKind, History
+from dexviz.history.event import Payload
 from dexviz.sdk import Flow, Registry
 from dexviz.sdk.definitions import FlowDefinition
 
@@ -114,7 +115,8 @@ class ReplayCheck:
     ``compatible`` is True when every method gives the recorded result again; otherwise
     ``first_divergence`` says where the current code departs from the record. ``comparison``
     holds every difference (recorded run = side a, replay = side b); for a replay that gave
-    back exactly the recorded events it is folded only when first read.
+    back exactly the recorded events it is folded only when first read, and ``replayed``
+    holds the recorded events themselves when their seq and time are the replay's too.
     """
 
     flow_id: str
@@ -172,7 +174,8 @@ def check_recorded(history: History, registry: Registry, run_id: str | None) -> 
     replayed = replay_events(events, start, registry, definition)
     flow_id = start.flow_id
     if replayed.order is None and _same_events(events, replayed.events):
-        return ReplayCheck(flow_id, chosen, True, None, events, History(replayed.events))
+        kept = _kept_replay(events, replayed.events)
+        return ReplayCheck(flow_id, chosen, True, None, events, kept)
     recorded = fold_trace(chosen, events)
     comparison = _compare(recorded, replayed.events)
     divergence = _first_divergence(comparison.first, replayed.order, recorded, definition)
@@ -202,9 +205,27 @@ def _same_events(recorded: Sequence[Event], replayed: Sequence[Event]) -> bool:
     if len(recorded) != len(replayed):
         return False
     for a, b in zip(recorded, replayed, strict=True):
-        if a[2:] != b[2:]:
+        if a[2:9] != b[2:9]:  # kind, ids, Step type, method, attempt
+            return False
+        theirs = b.payload
+        if isinstance(theirs, Payload):  # built here: compared as the dict it stands for
+            theirs = theirs.value
+        if a.payload != theirs:
             return False
     return True
+
+
+def _kept_replay(recorded: tuple[Event, ...], replayed: Sequence[Event]) -> History:
+    """The replay's History of a replay that gave back every recorded event.
+
+    When each one has the recorded seq and time too, the two are equal event for event, and
+    the recorded events are kept for both: a store check holds one copy per run, and the
+    replay's payloads (which hold the values its engine made) are freed with the engine.
+    """
+    for a, b in zip(recorded, replayed, strict=True):
+        if a[0] != b[0] or a[1] != b[1]:
+            return History(replayed)
+    return History(recorded)
 
 
 def _flow_type(start: Event) -> str:

@@ -7,15 +7,15 @@ cannot be read or replayed does not stop the others.
 from __future__ import annotations
 
 import gc
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from dexviz.compare.replay import Flows, ReplayCheck, ReplayError, check_recorded
 from dexviz.compare.run_sources import is_sqlite
 from dexviz.engine.engine import as_registry
+from dexviz.engine.sqlite_runs import CheckedFlows
 from dexviz.history import History, HistoryFormatError
 from dexviz.history.collector import collector_paused
 from dexviz.sdk import Registry
@@ -80,27 +80,31 @@ def replay_check_store(
 ) -> StoreCheck:
     """Replay every run of a directory of history files (``*.jsonl``) or a SQLite store.
 
+    A SQLite store's rows are checked as they are read (:class:`CheckedFlows`), so a damaged
+    row raises its StoreError once the check gets there, after ``progress`` was told of the
+    runs before it; no StoreCheck is returned then.
+
     Raises:
         ValueError: ``source`` is neither a directory nor a SQLite store, or holds no run.
+        StoreError: The SQLite store cannot be used, or a row of it is damaged.
     """
     path = Path(source)
     registry = as_registry(flows)
     with _opened_runs(path) as runs:
-        total = len(runs)
+        total = len(runs.names)
         if not total:
             raise ValueError(f"{path} holds no recorded runs")
-        verdicts = []
+        verdicts: dict[str, RunVerdict] = {}
         # The collector's own schedule walked each kept verdict up to three times (a third of
         # the check's time); a young collection after each run walks each once and frees its
         # engine.
         with collector_paused():
-            for done, (name, load) in enumerate(runs, 1):
-                verdict = _verdict(name, load, registry)
+            for done, (name, load) in enumerate(runs.loads, 1):
+                verdict = verdicts[name] = _verdict(name, load, registry)
                 gc.collect(0)
-                verdicts.append(verdict)
                 if progress is not None:
                     progress(done, total, verdict)
-    return StoreCheck(str(path), tuple(verdicts))
+    return StoreCheck(str(path), tuple(verdicts[name] for name in runs.names))
 
 
 def _verdict(name: str, load: Callable[[], History], registry: Registry) -> RunVerdict:
@@ -110,31 +114,35 @@ def _verdict(name: str, load: Callable[[], History], registry: Registry) -> RunV
         return RunVerdict(name, None, str(error))
 
 
-@contextmanager
-def _opened_runs(path: Path) -> Iterator[list[tuple[str, Callable[[], History]]]]:
-    """Each run's name and a loader that reads it when called, the store opened once.
+@dataclass(frozen=True)
+class _Runs:
+    """The runs' names in the order they are reported, and each one's loader as it comes."""
 
-    Opening a SQLite store checks every row, so it is opened once for counting and reading;
-    one run is read at a time: a thousand histories held at once would make every collection
-    walk all of them.
+    names: tuple[str, ...]
+    loads: Iterable[tuple[str, Callable[[], History]]]
+
+
+@contextmanager
+def _opened_runs(path: Path) -> Iterator[_Runs]:
+    """Each run's name and a loader that reads it when called.
+
+    One run is held at a time: a thousand histories held at once would make every collection
+    walk all of them. A SQLite store's come from the pass that checks its rows, each Flow's as
+    soon as the pass is past it (in the order they complete), so no body is parsed twice.
     """
     if path.is_dir():
-        yield [(file.name, _loader(file)) for file in sorted(path.glob("*.jsonl"))]
+        files = sorted(path.glob("*.jsonl"))
+        yield _Runs(tuple(file.name for file in files), ((f.name, _loader(f)) for f in files))
         return
     if not is_sqlite(path):
         raise ValueError(f"{path} is neither a directory of history files nor a SQLite store")
-    from dexviz.engine import SQLiteStore
-
-    store = SQLiteStore(path, readonly=True)
-    try:
-        yield [(flow_id, _stored(store, flow_id)) for flow_id in store.flow_ids()]
-    finally:
-        store.close()
+    with CheckedFlows(path) as stored:
+        yield _Runs(stored.flow_ids, ((flow_id, _read(h)) for flow_id, h in stored))
 
 
 def _loader(file: Path) -> Callable[[], History]:
     return lambda: History.load(file)
 
 
-def _stored(store: Any, flow_id: str) -> Callable[[], History]:
-    return lambda: store.history(flow_id)
+def _read(history: History) -> Callable[[], History]:
+    return lambda: history

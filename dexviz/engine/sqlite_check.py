@@ -8,12 +8,14 @@ that is a JSON object.
 The checks are the history reader's own (:func:`dexviz.history.jsonl.load_json` and
 :func:`~dexviz.history.jsonl.order_problem`), applied in one streaming pass over the events, so
 a damaged file is refused naming the file, the Flow and the row, never loaded inconsistent.
+A reader of every Flow may take each row from that same pass (:meth:`EventScan.rows`), its
+body parsed once for both (:mod:`dexviz.engine.sqlite_runs`).
 """
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,25 +48,44 @@ def checked_ids(db: sqlite3.Connection, where: str) -> StoredIds:
     Raises:
         StoreError: A row is damaged; the message names the file, the Flow and the row.
     """
+    tables = checked_tables(db, where)
+    scan = EventScan(tables)
+    for _ in scan.rows(db):
+        pass
+    return StoredIds(
+        flows={flow_id: rowid for rowid, flow_id in tables.flows.items()},
+        runs={(f, run_id): (rowid, t0) for rowid, (f, run_id, t0) in tables.runs.items()},
+        spec_ids={body: rowid for rowid, (body,) in tables.specs.items()},
+        last_seq={flow_id: seq for flow_id, (seq, _) in scan.last.items()},
+    )
+
+
+@dataclass(frozen=True)
+class Tables:
+    """The checked rows of the small tables, by rowid, and the file they are in."""
+
+    where: str
+    flows: dict[int, str]
+    """``flows`` row -> its Flow id."""
+    runs: dict[int, tuple[Any, ...]]
+    """``runs`` row -> its ``flows`` row, run id and start time."""
+    specs: dict[int, tuple[Any, ...]]
+    """``specs`` row -> its body (as a 1-tuple)."""
+
+
+def checked_tables(db: sqlite3.Connection, where: str) -> Tables:
+    """The rows of the flows, runs and specs tables, each checked.
+
+    Raises:
+        StoreError: A row is damaged; the message names the file, the table and the row.
+    """
     flows = _table(db, where, "flows", "SELECT id, flow_id FROM flows", _flow_row)
     names = {rowid: flow_id for rowid, (flow_id,) in flows.items()}
     runs = _table(
         db, where, "runs", "SELECT id, flow, run_id, t0 FROM runs", lambda r: _run_row(r, names)
     )
     specs = _table(db, where, "specs", "SELECT id, body FROM specs", _spec_row)
-    scan = _EventScan(where, {rowid: (names[f], t0) for rowid, (f, _, t0) in runs.items()}, specs)
-    cursor = db.execute(_EVENTS)
-    try:
-        scan.scan(cursor)
-    except sqlite3.OperationalError as error:  # a text column that is not UTF-8
-        raise scan.unreadable(db, error) from None
-    scan.every_run_has_rows(runs)
-    return StoredIds(
-        flows={flow_id: rowid for rowid, flow_id in names.items()},
-        runs={(f, run_id): (rowid, t0) for rowid, (f, run_id, t0) in runs.items()},
-        spec_ids={body: rowid for rowid, (body,) in specs.items()},
-        last_seq={flow_id: seq for flow_id, (seq, _) in scan.last.items()},
-    )
+    return Tables(where, names, runs, specs)
 
 
 def _table(
@@ -117,27 +138,42 @@ def _spec_problem(body: str) -> str:
     return "" if isinstance(spec, dict) else "is not a JSON object"
 
 
-class _EventScan:
+CheckedRow = tuple[tuple[Any, ...], str, int, Any]
+"""An events row the check accepts, its Flow id, its ``time_ns`` and its body's JSON object
+(None when the row has no body)."""
+
+
+class EventScan:
     """Checks each events row against its run and the previous event of its Flow."""
 
-    def __init__(
-        self,
-        where: str,
-        runs: dict[int, tuple[str, int]],
-        specs: dict[int, tuple[Any, ...]],
-    ) -> None:
-        self.where = where
-        self.runs = runs
-        self.specs = specs
+    def __init__(self, tables: Tables) -> None:
+        self.where = tables.where
+        self.runs = {rowid: (tables.flows[f], t0) for rowid, (f, _, t0) in tables.runs.items()}
+        self.run_rows = tables.runs
+        self.specs = tables.specs
         self.last: dict[str, tuple[int, int]] = {}
         self.seen: set[int] = set()
         self.good_specs: set[int] = set()
         self.rowid = 0
 
-    def scan(self, rows: Iterable[tuple[Any, ...]]) -> None:
+    def rows(self, db: sqlite3.Connection) -> Iterator[CheckedRow]:
+        """Every events row in order, each once checked, then that every run has rows.
+
+        A reader may take each row as it comes (its body parsed once, for both): a damaged
+        row raises StoreError naming the file, the Flow and the row when the pass reaches it.
+        """
+        cursor = db.execute(_EVENTS)
+        try:
+            yield from self._checked(cursor)
+        except sqlite3.OperationalError as error:  # a text column that is not UTF-8
+            raise self.unreadable(db, error) from None
+        self.every_run_has_rows(self.run_rows)
+
+    def _checked(self, rows: Iterable[tuple[Any, ...]]) -> Iterator[CheckedRow]:
         """Check each row; raise StoreError naming the first the reader would refuse."""
         runs, last, seen = self.runs, self.last, self.seen
-        for rowid, run, seq, offset, kind, ex, step, method, attempt, body in rows:
+        for row in rows:
+            rowid, run, seq, offset, kind, ex, step, method, attempt, body = row
             self.rowid = rowid
             found = runs.get(run)
             if found is None:
@@ -146,23 +182,39 @@ class _EventScan:
             if type(seq) is not int or type(offset) is not int:
                 raise self.error(flow_id, f"seq {seq!r} and time {offset!r} are not integers")
             time_ns = t0 + offset
-            problem = order_problem(last.get(flow_id), seq, time_ns, 1, "the start of its Flow")
-            if problem or not 0 <= time_ns <= INT64_MAX:
-                raise self.error(flow_id, problem or f"time_ns {time_ns} is out of range")
+            previous = last.get(flow_id)
+            # The usual row, told without a call: the next seq, no earlier than the last (>= 0).
+            if (
+                previous is None
+                or seq != previous[0] + 1
+                or not previous[1] <= time_ns <= INT64_MAX
+            ):
+                problem = order_problem(previous, seq, time_ns, 1, "the start of its Flow")
+                if problem or not 0 <= time_ns <= INT64_MAX:
+                    raise self.error(flow_id, problem or f"time_ns {time_ns} is out of range")
             last[flow_id] = (seq, time_ns)
             if run not in seen:
                 seen.add(run)
-            problem = _columns_problem(kind, ex, step, method, attempt)
-            if not problem and body is not None:
-                try:
-                    payload = load_json(body)
-                except (TypeError, ValueError):
-                    payload = None
-                # A Flow start names its spec row; any other object body needs nothing more.
-                if type(payload) is not dict or kind == _START:
-                    problem = self._body_problem(kind, body)
+            problem, payload = self._parsed(kind, ex, step, method, attempt, body)
             if problem:
                 raise self.error(flow_id, problem)
+            yield row, flow_id, time_ns, payload
+
+    def _parsed(
+        self, kind: Any, ex: Any, step: Any, method: Any, attempt: Any, body: Any
+    ) -> tuple[str, Any]:
+        """Why a row's columns or body are refused (``""`` if not), and its parsed body."""
+        problem = _columns_problem(kind, ex, step, method, attempt)
+        payload = None
+        if not problem and body is not None:
+            try:
+                payload = load_json(body)
+            except (TypeError, ValueError):
+                payload = None
+            # A Flow start names its spec row; any other object body needs nothing more.
+            if type(payload) is not dict or kind == _START:
+                problem = self._body_problem(kind, body)
+        return problem, payload
 
     def _body_problem(self, kind: Any, body: Any) -> str:
         if not isinstance(body, str):

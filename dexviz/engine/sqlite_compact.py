@@ -89,28 +89,37 @@ def _compact_nested(value: dict[str, Any], usual: dict[str, Any]) -> dict[str, A
 
 def expand(kind: Any, payload: dict[str, Any], time_ns: int) -> dict[str, Any]:
     """Put back the members :func:`compact` left out (in place; returns ``payload``)."""
-    usual = USUAL.get(kind)
+    usual = _PUT_BACK.get(kind)
     if usual is None:
         return payload
-    for key, value in usual.items():
+    for key, value, fresh in usual:
         if key not in payload:
-            payload[key] = time_ns if value is AT_EVENT_TIME else _fresh(value)
-    for key, nested in NESTED.items():
+            if fresh is not None:
+                payload[key] = fresh()
+            else:
+                payload[key] = time_ns if value is AT_EVENT_TIME else value
+    for key, nested in _NESTED_PUT_BACK:
         inner = payload.get(key)
         if type(inner) is dict:
-            for member, value in nested.items():
+            for member, value, fresh in nested:
                 if member not in inner:
-                    inner[member] = _fresh(value)
+                    inner[member] = fresh() if fresh is not None else value
     return payload
 
 
-def _fresh(value: Any) -> Any:
-    """A new empty container for a list or dict default (never shared between events)."""
-    if type(value) is list:
-        return []
-    if type(value) is dict:
-        return {}
-    return value
+def _put_back(usual: dict[str, Any]) -> tuple[tuple[str, Any, Callable[[], Any] | None], ...]:
+    """Each member, its usual value, and what makes a new one of it (None: the value itself).
+
+    A list or dict is made anew for each event (never shared between events).
+    """
+    return tuple(
+        (key, value, type(value) if type(value) in (list, dict) else None)
+        for key, value in usual.items()
+    )
+
+
+_PUT_BACK = {kind: _put_back(usual) for kind, usual in USUAL.items()}
+_NESTED_PUT_BACK = tuple((key, _put_back(usual)) for key, usual in NESTED.items())
 
 
 def compact_payload(kind: Any, payload: Mapping[str, Any], time_ns: int) -> Mapping[str, Any]:

@@ -86,9 +86,7 @@ def encode(event: Event, run: int, t0: int = 0) -> tuple[Any, ...]:
 
 def decode(row: tuple[Any, ...], flow_id: str, run: tuple[str, int], where: str) -> Event:
     """The event of one stored row (``run``: its run id and start time); damage is named."""
-    rowid, seq, offset, kind_code, ex, step, method, attempt, body = row
-    run_id, t0 = run
-    time_ns = t0 + offset
+    rowid, seq, _, kind_code, _, _, _, _, body = row
     kind: EventKind | str | None = KINDS.get(kind_code) if isinstance(kind_code, int) else kind_code
     if kind is None or not isinstance(kind, str):
         raise StoreError(f"{where}: events row {rowid} has an unknown event kind {kind_code!r}")
@@ -106,6 +104,19 @@ def decode(row: tuple[Any, ...], flow_id: str, run: tuple[str, int], where: str)
                 f"{where}: events row {rowid} (Flow {flow_id!r}, seq {seq}) holds a payload "
                 "that is not a JSON object"
             )
+    return decoded(row, kind, flow_id, run, payload)
+
+
+def decoded(
+    row: tuple[Any, ...], kind: Any, flow_id: str, run: tuple[str, int], payload: dict[str, Any]
+) -> Event:
+    """The event of a stored row whose kind and body are read already.
+
+    ``payload`` is the body's JSON object; the members the store left out are put back in it.
+    """
+    _, seq, offset, _, ex, step, method, attempt, _ = row
+    run_id, t0 = run
+    time_ns = t0 + offset
     expand(kind, payload, time_ns)
     if step is None and ex is not None:
         step = ex.rpartition("-")[0]

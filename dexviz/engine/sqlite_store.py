@@ -107,12 +107,7 @@ class SQLiteStore:
     def _open(self, synchronous: str) -> sqlite3.Connection:
         where = self.path
         if self.readonly:
-            if not Path(self.path).exists():
-                raise StoreError(f"{where}: no such database")
-            if not Path(self.path).is_file():  # a FIFO would block SQLite's open forever
-                raise StoreError(f"{where}: not a regular file; a database is a regular file")
-            uri = f"file:{Path(self.path).resolve()}?{_read_mode(self.path)}"
-            db = sqlite3.connect(uri, uri=True, check_same_thread=False, isolation_level=None)
+            db = connect_readonly(where)
             self._check(db, where, fresh=False)
             return db
         fresh = (
@@ -347,6 +342,20 @@ class SQLiteStore:
         if self._writer is not None:
             self._writer.release()
             self._writer = None
+
+
+def connect_readonly(path: str) -> sqlite3.Connection:
+    """A connection that only reads the existing database at ``path`` (not checked yet).
+
+    Raises:
+        StoreError: There is no such file, it is not a regular file, or it cannot be read.
+    """
+    if not Path(path).exists():
+        raise StoreError(f"{path}: no such database")
+    if not Path(path).is_file():  # a FIFO would block SQLite's open forever
+        raise StoreError(f"{path}: not a regular file; a database is a regular file")
+    uri = f"file:{Path(path).resolve()}?{_read_mode(path)}"
+    return sqlite3.connect(uri, uri=True, check_same_thread=False, isolation_level=None)
 
 
 def _read_mode(path: str) -> str:

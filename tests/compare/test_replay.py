@@ -7,7 +7,7 @@ import pytest
 import dexviz
 from dexviz.analysis.run_diff import Aspect
 from dexviz.compare import ReplayError, diff, replay_check, replay_check_store
-from dexviz.engine import FaultPlan, SQLiteStore
+from dexviz.engine import FaultPlan, SQLiteStore, StoreError
 from tests.compare.variants import (
     CHANGES,
     EXPECTED_VERDICTS,
@@ -16,6 +16,7 @@ from tests.compare.variants import (
     record,
     shift_execution_numbers,
 )
+from tests.engine.damaged_stores import damage, open_run_store
 
 
 @pytest.fixture(scope="module")
@@ -126,6 +127,14 @@ def test_a_store_of_many_runs_gets_one_verdict_per_run(recorded, tmp_path):
     assert not checked and len(checked.diverging) == 4
     by_folder = replay_check_store(tmp_path, edited.ContractEditFlow())
     assert [v.compatible for v in by_folder.verdicts] == [n < 3 for n in range(1, 7)]
+
+
+def test_a_damaged_store_raises_the_store_error_naming_its_row(recorded, tmp_path):
+    folder, _ = recorded
+    path = open_run_store(tmp_path / "runs.db")
+    message = damage(path, "deleted row")
+    with pytest.raises(StoreError, match=message):
+        replay_check_store(path, load_variant(folder, ()).ContractEditFlow())
 
 
 def _histories(path):
