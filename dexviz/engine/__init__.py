@@ -1,21 +1,23 @@
 """The in-process Dex engine: simulation on a virtual clock, with history and fault injection."""
 
-from dexviz.engine.client import Client
-from dexviz.engine.engine import Engine
-from dexviz.engine.faults import (
-    CancelExecution,
-    CrashAfterCommit,
-    EngineCrashed,
-    FailAttempt,
-    FaultPlan,
-    InjectedFailure,
-)
-from dexviz.engine.flow_state import ActiveExecution, FlowState
-from dexviz.engine.recovery import RecoveryError, RecoveryReport
-from dexviz.engine.simulate import SimulationRun, simulate
-from dexviz.engine.sqlite_schema import StoreError
-from dexviz.engine.sqlite_store import SQLiteStore
-from dexviz.engine.store import MemoryStore, Store
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # at run time each name loads its module on first use (PEP 562)
+    from dexviz.engine.client import Client
+    from dexviz.engine.engine import Engine
+    from dexviz.engine.faults import (
+        CancelExecution,
+        CrashAfterCommit,
+        EngineCrashed,
+        FailAttempt,
+        FaultPlan,
+        InjectedFailure,
+    )
+    from dexviz.engine.flow_state import ActiveExecution, FlowState
+    from dexviz.engine.recovery import RecoveryError, RecoveryReport
+    from dexviz.engine.sqlite_schema import StoreError
+    from dexviz.engine.sqlite_store import SQLiteStore
+    from dexviz.engine.store import MemoryStore, Store
 
 __all__ = [
     "ActiveExecution",
@@ -41,13 +43,42 @@ __all__ = [
     "simulate",
 ]
 
-_SNAPSHOTS = frozenset({"EngineSnapshot", "EngineState", "SnapshotError"})
+_HOME = {
+    "client": "Client",
+    "engine": "Engine",
+    "faults": (
+        "CancelExecution CrashAfterCommit EngineCrashed FailAttempt FaultPlan "
+        "InjectedFailure"
+    ),
+    "flow_state": "ActiveExecution FlowState",
+    "recovery": "RecoveryError RecoveryReport",
+    "sqlite_schema": "StoreError",
+    "sqlite_store": "SQLiteStore",
+    "store": "MemoryStore Store",
+    "engine_state": "EngineSnapshot EngineState SnapshotError",  # pickle loads only for these
+}
+"""Each public module of the package and the names it defines, space-separated."""
+
+_MODULE_OF = {name: module for module, names in _HOME.items() for name in names.split()}
 
 
 def __getattr__(name: str) -> object:
-    """The snapshot names, imported on first use (pickle is not needed to run a Flow)."""
-    if name in _SNAPSHOTS:
-        from dexviz.engine import engine_state
+    """Load the module that defines a public name on first use, and keep the name."""
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib import import_module
 
-        return getattr(engine_state, name)
-    raise AttributeError(f"module 'dexviz.engine' has no attribute {name!r}")
+    value = getattr(import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    """The module's names with the lazy ones, so they tab-complete before first use."""
+    return sorted({*globals(), *__all__})
+
+
+# Last and eager, because the function shares its module's name: once dexviz.engine.simulate is
+# imported, the package attribute ``simulate`` would be that module, not this function.
+from dexviz.engine.simulate import SimulationRun, simulate  # noqa: E402

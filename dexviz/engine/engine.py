@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Collection, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from dexviz.engine.choice import Chooser
-from dexviz.engine.client import Client
 from dexviz.engine.drive import drive
 from dexviz.engine.faults import FaultPlan
-from dexviz.engine.flow_state import FlowState
 from dexviz.engine.recovery import Recovery, RecoveryReport
 from dexviz.engine.runtime import Runtime
 from dexviz.engine.scheduler import SIMULATION_EPOCH_NS
@@ -28,7 +25,9 @@ from dexviz.sdk.results import FlowResult
 
 if TYPE_CHECKING:
     from dexviz.engine.async_client import AsyncClient
+    from dexviz.engine.client import Client
     from dexviz.engine.engine_state import EngineSnapshot
+    from dexviz.engine.flow_state import FlowState
 
 Breakpoint = EventKind | str | type | Callable[[Event], bool]
 
@@ -78,6 +77,8 @@ def _check_step_type(
 ) -> None:
     if step_types is None or name in step_types:
         return
+    import difflib  # only to word a bad breakpoint's error
+
     close = difflib.get_close_matches(name, sorted({*step_types, *kinds}), n=1)
     hint = f" (did you mean {close[0]!r}?)" if close else ""
     raise ValueError(
@@ -190,6 +191,8 @@ class Engine:
 
     def client(self) -> Client:
         """A thread-safe Client of this engine (start_flow, publish, invoke_rpc, ...)."""
+        from dexviz.engine.client import Client  # the client's operations load on first use
+
         self._check_open()
         return Client(self._rt)
 
@@ -286,6 +289,8 @@ class Engine:
             raise KeyError(
                 f"no Flow {flow_id!r} in this engine (started: {', '.join(self._rt.runs)})"
             )
+        from dexviz.engine.flow_state import FlowState
+
         return FlowState.of(run)
 
     def result(self, flow_id: str) -> FlowResult:

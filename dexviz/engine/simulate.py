@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import html
 from dataclasses import dataclass
 from os import PathLike
 from pathlib import Path
@@ -39,6 +38,8 @@ class SimulationRun:
 
     def _repr_html_(self) -> str:
         """A notebook's summary: status, events and, for a failed run, why it failed."""
+        import html  # only notebooks ask for HTML
+
         rows = [("Flow", self.history.flow_spec.get("flow_type", "")), ("Flow id", self.flow_id),
                 ("status", self.result.status.name), ("events", len(self.history))]
         why = self._why()

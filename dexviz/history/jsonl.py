@@ -12,7 +12,6 @@ It returns all the events or raises :class:`HistoryFormatError`; it never half-l
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import stat
@@ -168,6 +167,8 @@ def _escape_line_breaks(line: str) -> str:
 
 
 def _digest(body: str) -> str:
+    import hashlib  # only for a digest: importing hashlib loads OpenSSL
+
     return hashlib.sha256(body.encode("utf-8")).hexdigest()
 
 

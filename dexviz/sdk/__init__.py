@@ -1,109 +1,112 @@
 """The authoring API, with dex-python-sdk 1.23's names and signatures (definitions only)."""
 
-from dexviz.sdk.attribute import (
-    Attribute,
-    AttributeIndex,
-    AttributeLock,
-    AttributeMap,
-    AttributeMapLoad,
-    IndexType,
-)
-from dexviz.sdk.attribute_match import AttributeMatch
-from dexviz.sdk.channel import Channel, ChannelMap, ChannelMapLoad
-from dexviz.sdk.clock import current_time_millis
-from dexviz.sdk.codec import (
-    BOOL,
-    BYTES,
-    DOUBLE,
-    INT64,
-    STRING,
-    Codec,
-    CodecRegistry,
-    JsonCodec,
-    Value,
-    WireKind,
-)
-from dexviz.sdk.condition import ChannelCondition, Condition, SubFlowCondition, TimerCondition
-from dexviz.sdk.context import AsyncContext, Context
-from dexviz.sdk.decision import (
-    DecisionKind,
-    StepDecision,
-    StepMovement,
-    dead_end,
-    force_complete,
-    force_complete_if_channels_empty,
-    force_fail,
-    go_to,
-    go_to_many,
-    go_to_multi,
-    graceful_complete,
-)
-from dexviz.sdk.errors import (
-    AttributeMapNotLoadedError,
-    ChannelMessageNotFoundError,
-    ChannelMessagesNotLoadedError,
-    DexServiceError,
-    DexvizError,
-    ErrorSubStatus,
-    FlowAlreadyStartedError,
-    FlowClosingError,
-    FlowDefinitionError,
-    FlowNotActiveError,
-    FlowNotActiveOrNotFoundError,
-    FlowNotFoundError,
-    InvalidStepResultError,
-    LongPollTimeoutError,
-    RequestTimeoutError,
-    RetryAfterError,
-    RpcLockConflictError,
-    SimulationLimitError,
-    ValueMappingError,
-    WaitHandlerTimeoutError,
-    WorkerInvocationError,
-    retry_after,
-)
-from dexviz.sdk.flow import Flow, PersistenceSchema, RPCResult, StepList, rpc
-from dexviz.sdk.flow_options import (
-    ActiveStepSearchMode,
-    ClientOptions,
-    FlowConfig,
-    FlowTimeoutHandlerOptions,
-    FlowTimeoutPolicy,
-    IdReusePolicy,
-    RPCInvokeOptions,
-    StartFlowOptions,
-    StopFlowOptions,
-    StopType,
-    SubFlowOptions,
-    SubFlowReusePolicy,
-    TimeTravelOptions,
-    TimeTravelStepMethod,
-    TimeTravelType,
-    WaitForAttributeOptions,
-    WaitForStepCompletionOptions,
-    WorkerOptions,
-    WorkerTarget,
-)
-from dexviz.sdk.options import RetryPolicy, StepDurability, StepOptions, WaitForFailurePolicy
-from dexviz.sdk.registry import Registry
-from dexviz.sdk.results import (
-    ChannelMessage,
-    FlowErrorType,
-    FlowInfo,
-    FlowResult,
-    FlowStatus,
-    HealthInfo,
-    RecoveryErrorInfo,
-    SearchFlowEntry,
-    SearchFlowsPage,
-    StepCompletion,
-)
-from dexviz.sdk.step import Step
-from dexviz.sdk.step_output import StepOutput, heartbeat
-from dexviz.sdk.stream import Stream, StreamMessage, StreamMessagesPage
-from dexviz.sdk.subflow import SubFlow
-from dexviz.sdk.timer import StepExecutionId, Timer, TimerId
-from dexviz.sdk.wait import ConditionCombination, Wait, WaitKind
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # at run time each name loads its module on first use (PEP 562)
+    from dexviz.sdk.attribute import (
+        Attribute,
+        AttributeIndex,
+        AttributeLock,
+        AttributeMap,
+        AttributeMapLoad,
+        IndexType,
+    )
+    from dexviz.sdk.attribute_match import AttributeMatch
+    from dexviz.sdk.channel import Channel, ChannelMap, ChannelMapLoad
+    from dexviz.sdk.clock import current_time_millis
+    from dexviz.sdk.codec import (
+        BOOL,
+        BYTES,
+        DOUBLE,
+        INT64,
+        STRING,
+        Codec,
+        CodecRegistry,
+        JsonCodec,
+        Value,
+        WireKind,
+    )
+    from dexviz.sdk.condition import ChannelCondition, Condition, SubFlowCondition, TimerCondition
+    from dexviz.sdk.context import AsyncContext, Context
+    from dexviz.sdk.decision import (
+        DecisionKind,
+        StepDecision,
+        StepMovement,
+        dead_end,
+        force_complete,
+        force_complete_if_channels_empty,
+        force_fail,
+        go_to,
+        go_to_many,
+        go_to_multi,
+        graceful_complete,
+    )
+    from dexviz.sdk.errors import (
+        AttributeMapNotLoadedError,
+        ChannelMessageNotFoundError,
+        ChannelMessagesNotLoadedError,
+        DexServiceError,
+        DexvizError,
+        ErrorSubStatus,
+        FlowAlreadyStartedError,
+        FlowClosingError,
+        FlowDefinitionError,
+        FlowNotActiveError,
+        FlowNotActiveOrNotFoundError,
+        FlowNotFoundError,
+        InvalidStepResultError,
+        LongPollTimeoutError,
+        RequestTimeoutError,
+        RetryAfterError,
+        RpcLockConflictError,
+        SimulationLimitError,
+        ValueMappingError,
+        WaitHandlerTimeoutError,
+        WorkerInvocationError,
+        retry_after,
+    )
+    from dexviz.sdk.flow import Flow, PersistenceSchema, RPCResult, StepList, rpc
+    from dexviz.sdk.flow_options import (
+        ActiveStepSearchMode,
+        ClientOptions,
+        FlowConfig,
+        FlowTimeoutHandlerOptions,
+        FlowTimeoutPolicy,
+        IdReusePolicy,
+        RPCInvokeOptions,
+        StartFlowOptions,
+        StopFlowOptions,
+        StopType,
+        SubFlowOptions,
+        SubFlowReusePolicy,
+        TimeTravelOptions,
+        TimeTravelStepMethod,
+        TimeTravelType,
+        WaitForAttributeOptions,
+        WaitForStepCompletionOptions,
+        WorkerOptions,
+        WorkerTarget,
+    )
+    from dexviz.sdk.options import RetryPolicy, StepDurability, StepOptions, WaitForFailurePolicy
+    from dexviz.sdk.registry import Registry
+    from dexviz.sdk.results import (
+        ChannelMessage,
+        FlowErrorType,
+        FlowInfo,
+        FlowResult,
+        FlowStatus,
+        HealthInfo,
+        RecoveryErrorInfo,
+        SearchFlowEntry,
+        SearchFlowsPage,
+        StepCompletion,
+    )
+    from dexviz.sdk.step import Step
+    from dexviz.sdk.step_output import StepOutput, heartbeat
+    from dexviz.sdk.stream import Stream, StreamMessage, StreamMessagesPage
+    from dexviz.sdk.subflow import SubFlow
+    from dexviz.sdk.timer import StepExecutionId, Timer, TimerId
+    from dexviz.sdk.wait import ConditionCombination, Wait, WaitKind
 
 __all__ = [
     "BOOL",
@@ -219,3 +222,67 @@ __all__ = [
     "retry_after",
     "rpc",
 ]
+
+_HOME = {
+    "attribute": "Attribute AttributeIndex AttributeLock AttributeMap AttributeMapLoad IndexType",
+    "attribute_match": "AttributeMatch",
+    "channel": "Channel ChannelMap ChannelMapLoad",
+    "clock": "current_time_millis",
+    "codec": "BOOL BYTES DOUBLE INT64 STRING Codec CodecRegistry JsonCodec Value WireKind",
+    "condition": "ChannelCondition Condition SubFlowCondition TimerCondition",
+    "context": "AsyncContext Context",
+    "decision": (
+        "DecisionKind StepDecision StepMovement dead_end force_complete "
+        "force_complete_if_channels_empty force_fail go_to go_to_many go_to_multi "
+        "graceful_complete"
+    ),
+    "errors": (
+        "AttributeMapNotLoadedError ChannelMessageNotFoundError "
+        "ChannelMessagesNotLoadedError DexServiceError DexvizError ErrorSubStatus "
+        "FlowAlreadyStartedError FlowClosingError FlowDefinitionError FlowNotActiveError "
+        "FlowNotActiveOrNotFoundError FlowNotFoundError InvalidStepResultError "
+        "LongPollTimeoutError RequestTimeoutError RetryAfterError RpcLockConflictError "
+        "SimulationLimitError ValueMappingError WaitHandlerTimeoutError "
+        "WorkerInvocationError retry_after"
+    ),
+    "flow": "Flow PersistenceSchema RPCResult StepList rpc",
+    "flow_options": (
+        "ActiveStepSearchMode ClientOptions FlowConfig FlowTimeoutHandlerOptions "
+        "FlowTimeoutPolicy IdReusePolicy RPCInvokeOptions StartFlowOptions "
+        "StopFlowOptions StopType SubFlowOptions SubFlowReusePolicy TimeTravelOptions "
+        "TimeTravelStepMethod TimeTravelType WaitForAttributeOptions "
+        "WaitForStepCompletionOptions WorkerOptions WorkerTarget"
+    ),
+    "options": "RetryPolicy StepDurability StepOptions WaitForFailurePolicy",
+    "registry": "Registry",
+    "results": (
+        "ChannelMessage FlowErrorType FlowInfo FlowResult FlowStatus HealthInfo "
+        "RecoveryErrorInfo SearchFlowEntry SearchFlowsPage StepCompletion"
+    ),
+    "step": "Step",
+    "step_output": "StepOutput heartbeat",
+    "stream": "Stream StreamMessage StreamMessagesPage",
+    "subflow": "SubFlow",
+    "timer": "StepExecutionId Timer TimerId",
+    "wait": "ConditionCombination Wait WaitKind",
+}
+"""Each public module of the package and the names it defines, space-separated."""
+
+_MODULE_OF = {name: module for module, names in _HOME.items() for name in names.split()}
+
+
+def __getattr__(name: str) -> object:
+    """Load the module that defines a public name on first use, and keep the name."""
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib import import_module
+
+    value = getattr(import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    """The module's names with the lazy ones, so they tab-complete before first use."""
+    return sorted({*globals(), *__all__})
