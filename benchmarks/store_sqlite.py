@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _flows  # noqa: E402
 
 import dexviz  # noqa: E402
-from dexviz.engine.sqlite_schema import SCHEMA, SCHEMA_VERSION, encode  # noqa: E402
+from dexviz.engine.sqlite.sqlite_schema import SCHEMA, SCHEMA_VERSION, encode  # noqa: E402
 from dexviz.history.event import Event  # noqa: E402
 
 

@@ -485,23 +485,6 @@ def test_the_cycle_finder_counts_type_checking_and_deferred_imports(tmp_path):
 # ---------------------------------------------------------------------------- engine layers
 
 ENGINE_LAYERS: dict[str, frozenset[str]] = {
-    # State, unit records, the clock, the recorder and the services below every collaborator.
-    "core": frozenset({
-        "attempt_deadline", "choice", "completed", "context", "effects", "errors", "failure_info",
-        "faults", "flow_state", "fork", "kernel", "live", "locks", "loop", "plan", "ports",
-        "recorder", "recovery_fold", "recovery_records", "rng_state", "runners", "scheduler",
-        "search", "simple_wait", "spec", "state", "store", "stored_options", "streams", "units",
-        "uuids", "wait_payloads", "waiters",
-    }),
-    # The durable SQLite store: it encodes core's records.
-    "sqlite": frozenset({"group_sync", "sqlite_check", "sqlite_compact", "sqlite_runs",
-                        "sqlite_schema", "sqlite_store", "store_lock"}),
-    # Committing a method's result: deciding, waking waiters, ending executions and runs.
-    "commit": frozenset({"closing", "decide", "heartbeats", "waits"}),
-    # Running a method attempt: the general path and the fast path beside it.
-    "attempt": frozenset({"fast", "fast_wait", "invoke", "step_settings"}),
-    # What happens to whole runs: starts, Flow timeouts, continue-as-new, SubFlows, time travel.
-    "flows": frozenset({"continue_as_new", "starts", "subflows", "time_travel", "timeouts"}),
     # The one place that builds and wires the collaborators.
     "runtime": frozenset({"runtime"}),
     # What users and tools call: the engine, clients, the loop, RPCs, recovery, snapshots.

@@ -26,8 +26,8 @@ def is_sqlite(path: Path) -> bool:
 
 def stored_history(path: Path, flow_id: str | None) -> Any:
     """The history of ``flow_id`` (or of the only Flow) in the SQLite store at ``path``."""
-    from dexviz.engine.sqlite_schema import StoreError
-    from dexviz.engine.sqlite_store import SQLiteStore
+    from dexviz.engine.sqlite.sqlite_schema import StoreError
+    from dexviz.engine.sqlite.sqlite_store import SQLiteStore
 
     try:
         store = SQLiteStore(path, readonly=True)

@@ -3,7 +3,7 @@
 A replay cannot trust the recorded seed to reproduce the recorded schedule: runs that shared
 an engine with other Flows drew their choices from one seeded source with them, and the seed
 says nothing of the order once the code changed. So the replay engine runs with this chooser
-(the engine's :class:`~dexviz.engine.choice.Chooser` hook) instead. Before each pick among
+(the engine's :class:`~dexviz.engine.core.choice.Chooser` hook) instead. Before each pick among
 ready units it looks at the next recorded event the replay has not produced yet, and takes the
 ready unit that acts for that event's execution (preferring the one whose kind of work, such
 as the first attempt of ``execute`` or a fired timer, is that event's). Each published message
@@ -11,7 +11,7 @@ is offered first to the waiter the record says took one next. When no ready unit
 the next recorded event, the order diverges there: the chooser notes an
 :class:`OrderDivergence` and makes every later pick in queue order.
 
-Units are engine records (:mod:`dexviz.engine.units`, ``QueuedStart``) that name their run and
+Units are engine records (:mod:`dexviz.engine.core.units`, ``QueuedStart``) that name their run and
 execution; an asyncio callback of a coroutine handler is attributed to its execution through
 its Task, as the explorer does (:func:`dexviz.explore.owners.owner_of`).
 """
@@ -23,10 +23,10 @@ from collections.abc import Callable, Sequence, Set
 from dataclasses import dataclass
 from typing import Any
 
-from dexviz.engine.choice import FaultPoint
-from dexviz.engine.invoke import QueuedStart
-from dexviz.engine.loop import LoopCallback
-from dexviz.engine.units import TimerFired, Unit
+from dexviz.engine.attempt.invoke import QueuedStart
+from dexviz.engine.core.choice import FaultPoint
+from dexviz.engine.core.loop import LoopCallback
+from dexviz.engine.core.units import TimerFired, Unit
 from dexviz.explore.owners import owner_of
 from dexviz.history import Event, EventKind
 
@@ -85,7 +85,7 @@ class OrderDivergence:
 
 
 class RecordedOrder:
-    """A :class:`~dexviz.engine.choice.Chooser` that follows one recorded run's events.
+    """A :class:`~dexviz.engine.core.choice.Chooser` that follows one recorded run's events.
 
     The replay's store tells it each commit of the replayed Flow (:meth:`committed`): that is
     how far the replay has come, and which replayed execution each recorded one is (a history

@@ -18,8 +18,8 @@ from typing import Any
 
 from dexviz.compare.recorded_order import OrderDivergence, RecordedOrder
 from dexviz.engine import Engine, FaultPlan
-from dexviz.engine.faults import CancelExecution, FailAttempt
-from dexviz.engine.store import MemoryStore
+from dexviz.engine.core.faults import CancelExecution, FailAttempt
+from dexviz.engine.core.store import MemoryStore
 from dexviz.history import Event, EventKind
 from dexviz.sdk import Registry
 from dexviz.sdk.definitions import FlowDefinition

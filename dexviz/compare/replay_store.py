@@ -15,7 +15,7 @@ from pathlib import Path
 from dexviz.compare.replay import Flows, ReplayCheck, ReplayError, check_recorded
 from dexviz.compare.run_sources import is_sqlite
 from dexviz.engine.engine import as_registry
-from dexviz.engine.sqlite_runs import CheckedFlows
+from dexviz.engine.sqlite.sqlite_runs import CheckedFlows
 from dexviz.history import History, HistoryFormatError
 from dexviz.history.collector import collector_paused
 from dexviz.sdk import Registry

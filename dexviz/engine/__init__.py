@@ -4,8 +4,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # at run time each name loads its module on first use (PEP 562)
     from dexviz.engine.client import Client
-    from dexviz.engine.engine import Engine
-    from dexviz.engine.faults import (
+    from dexviz.engine.core.faults import (
         CancelExecution,
         CrashAfterCommit,
         EngineCrashed,
@@ -13,11 +12,12 @@ if TYPE_CHECKING:  # at run time each name loads its module on first use (PEP 56
         FaultPlan,
         InjectedFailure,
     )
-    from dexviz.engine.flow_state import ActiveExecution, FlowState
+    from dexviz.engine.core.flow_state import ActiveExecution, FlowState
+    from dexviz.engine.core.store import MemoryStore, Store
+    from dexviz.engine.engine import Engine
     from dexviz.engine.recovery import RecoveryError, RecoveryReport
-    from dexviz.engine.sqlite_schema import StoreError
-    from dexviz.engine.sqlite_store import SQLiteStore
-    from dexviz.engine.store import MemoryStore, Store
+    from dexviz.engine.sqlite.sqlite_schema import StoreError
+    from dexviz.engine.sqlite.sqlite_store import SQLiteStore
 
 __all__ = [
     "ActiveExecution",

@@ -14,8 +14,8 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from dexviz.engine.client import Client, timeout_seconds
+from dexviz.engine.core.runners import LiveRunner
 from dexviz.engine.rpc import invoke_rpc_in_task
-from dexviz.engine.runners import LiveRunner
 from dexviz.sdk.flow_options import StartFlowOptions, StopFlowOptions
 from dexviz.sdk.results import FlowInfo, FlowResult
 

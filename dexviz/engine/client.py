@@ -12,10 +12,10 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from dexviz.engine import operations
-from dexviz.engine.errors import service_error
+from dexviz.engine.core.errors import service_error
+from dexviz.engine.core.search import search
+from dexviz.engine.core.state import Phase
 from dexviz.engine.rpc import invoke_rpc, start_step_settled
-from dexviz.engine.search import search
-from dexviz.engine.state import Phase
 from dexviz.history.collector import collector_paused
 from dexviz.sdk.attribute import AttributeMap
 from dexviz.sdk.attribute_match import AttributeMatch, is_scalar

@@ -27,14 +27,14 @@ from asyncio import futures
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from dexviz.engine.context import InvocationContext
-from dexviz.engine.loop import LoopCallback
-from dexviz.engine.runners import DeferredCall
-from dexviz.engine.units import Unit
+from dexviz.engine.core.context import InvocationContext
+from dexviz.engine.core.loop import LoopCallback
+from dexviz.engine.core.runners import DeferredCall
+from dexviz.engine.core.units import Unit
 
 if TYPE_CHECKING:
+    from dexviz.engine.core.state import Execution, FlowRun
     from dexviz.engine.runtime import Runtime
-    from dexviz.engine.state import Execution, FlowRun
 
 STEP, WAKEUP, TIMER, DONE = "step", "wakeup", "timer", "done"
 """The asyncio callbacks of a handler's Task that a snapshot can hold: its next step, its

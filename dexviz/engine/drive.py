@@ -14,8 +14,8 @@ import random
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from dexviz.engine.choice import SeededChooser
-from dexviz.engine.units import QueuedStart
+from dexviz.engine.core.choice import SeededChooser
+from dexviz.engine.core.units import QueuedStart
 from dexviz.history.event import Event
 from dexviz.sdk.clock import handler_clock
 

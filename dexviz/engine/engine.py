@@ -6,13 +6,13 @@ from collections.abc import Callable, Collection, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from dexviz.engine.choice import Chooser
+from dexviz.engine.core.choice import Chooser
+from dexviz.engine.core.faults import FaultPlan
+from dexviz.engine.core.scheduler import SIMULATION_EPOCH_NS
+from dexviz.engine.core.store import Store
 from dexviz.engine.drive import drive
-from dexviz.engine.faults import FaultPlan
 from dexviz.engine.recovery import Recovery, RecoveryReport
 from dexviz.engine.runtime import Runtime
-from dexviz.engine.scheduler import SIMULATION_EPOCH_NS
-from dexviz.engine.store import Store
 from dexviz.history.collector import collector_paused
 from dexviz.history.event import Event
 from dexviz.history.event_sequence import EventSequence
@@ -26,8 +26,8 @@ from dexviz.sdk.results import FlowResult
 if TYPE_CHECKING:
     from dexviz.engine.async_client import AsyncClient
     from dexviz.engine.client import Client
+    from dexviz.engine.core.flow_state import FlowState
     from dexviz.engine.engine_state import EngineSnapshot
-    from dexviz.engine.flow_state import FlowState
 
 Breakpoint = EventKind | str | type | Callable[[Event], bool]
 
@@ -98,7 +98,7 @@ class Engine:
             where its last commit left it; ``recovered`` reports what was resumed.
         faults: a FaultPlan of failed attempts and cancellations to inject.
         epoch: where virtual time starts (default 2026-01-01T00:00:00Z).
-        chooser: decides every open choice instead of the seed (see ``dexviz.engine.choice``).
+        chooser: decides every open choice instead of the seed (see ``dexviz.engine.core.choice``).
 
     ``with Engine(...) as engine:`` closes the engine when the block ends (see ``close``).
     """
@@ -289,7 +289,7 @@ class Engine:
             raise KeyError(
                 f"no Flow {flow_id!r} in this engine (started: {', '.join(self._rt.runs)})"
             )
-        from dexviz.engine.flow_state import FlowState
+        from dexviz.engine.core.flow_state import FlowState
 
         return FlowState.of(run)
 

@@ -15,7 +15,7 @@ In the process that took it, a snapshot shares what the engine never changes aga
 committed history is a length into the engine's log (logs are only ever appended to; a
 restore hands the engine that log while it is no longer, else a new list of its first
 events), settled executions are the same objects (:mod:`dexviz.engine.state_copy`), and the
-random sources' states are their raw fields (:mod:`dexviz.engine.rng_state`).
+random sources' states are their raw fields (:mod:`dexviz.engine.core.rng_state`).
 
 A snapshot pickles that state once. What belongs to the Flows rather than to the run (the
 Registry, each FlowDefinition and StepDefinition, the Step objects, their options, the
@@ -31,17 +31,18 @@ import io
 import pickle
 from typing import TYPE_CHECKING, Any
 
-from dexviz.engine import coroutine_replay, rng_state
-from dexviz.engine.invoke import QueuedStart
+from dexviz.engine import coroutine_replay
+from dexviz.engine.attempt.invoke import QueuedStart
+from dexviz.engine.core import rng_state
+from dexviz.engine.core.store import MemoryStore
+from dexviz.engine.core.units import Unit
 from dexviz.engine.snapshot_names import NamedPickler, NamedUnpickler
 from dexviz.engine.state_copy import Memo, copy_dict, copy_value
-from dexviz.engine.store import MemoryStore
-from dexviz.engine.units import Unit
 
 if TYPE_CHECKING:
-    from dexviz.engine.faults import FaultPlan
+    from dexviz.engine.core.faults import FaultPlan
+    from dexviz.engine.core.scheduler import Scheduler
     from dexviz.engine.runtime import Runtime
-    from dexviz.engine.scheduler import Scheduler
 
 
 class SnapshotError(RuntimeError):

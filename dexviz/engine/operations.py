@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from dexviz.engine.effects import emit_published
-from dexviz.engine.errors import service_error
-from dexviz.engine.state import FlowRun, Phase
-from dexviz.engine.timeouts import TIMEOUT_STEP_TYPE
-from dexviz.engine.waits import find_timer
+from dexviz.engine.commit.waits import find_timer
+from dexviz.engine.core.effects import emit_published
+from dexviz.engine.core.errors import service_error
+from dexviz.engine.core.state import FlowRun, Phase
+from dexviz.engine.flows.timeouts import TIMEOUT_STEP_TYPE
 from dexviz.history.kinds import EventKind
 from dexviz.sdk.attribute import AttributeMap
 from dexviz.sdk.channel import ChannelMap

@@ -1,6 +1,6 @@
 """Recovery: an engine opened on a store that holds Flow runs resumes every open one.
 
-State is rebuilt by folding each run's stored history (:mod:`dexviz.engine.recovery_fold`):
+State is rebuilt by folding each run's stored history (:mod:`dexviz.engine.core.recovery_fold`):
 the history describes every change a commit makes, so the fold gives the state of the run at its
 last commit, with nothing else stored. Then each active execution resumes where it was:
 
@@ -26,13 +26,13 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from dexviz.engine.decide import DEFAULT_OPTIONS
-from dexviz.engine.recovery_fold import fold_run, split_runs
-from dexviz.engine.recovery_records import ExecutionFold, RunFold, StoredMessage
-from dexviz.engine.state import Execution, FlowRun, Message, Phase, TimerState
-from dexviz.engine.stored_options import retry_policy
-from dexviz.engine.timeouts import TIMEOUT_STEP_TYPE
-from dexviz.engine.units import DelayedStart, ResumeMethod, TimerFired
+from dexviz.engine.commit.decide import DEFAULT_OPTIONS
+from dexviz.engine.core.recovery_fold import fold_run, split_runs
+from dexviz.engine.core.recovery_records import ExecutionFold, RunFold, StoredMessage
+from dexviz.engine.core.state import Execution, FlowRun, Message, Phase, TimerState
+from dexviz.engine.core.stored_options import retry_policy
+from dexviz.engine.core.units import DelayedStart, ResumeMethod, TimerFired
+from dexviz.engine.flows.timeouts import TIMEOUT_STEP_TYPE
 from dexviz.history.instance_names import decoded_key
 from dexviz.history.kinds import EventKind
 from dexviz.sdk.channel import Channel

@@ -7,9 +7,9 @@ import itertools
 from collections.abc import Generator
 from typing import TYPE_CHECKING, Any
 
-from dexviz.engine.context import InvocationContext
-from dexviz.engine.decide import Move
-from dexviz.engine.effects import (
+from dexviz.engine.commit.decide import Move
+from dexviz.engine.core.context import InvocationContext
+from dexviz.engine.core.effects import (
     apply_deletes,
     apply_publishes,
     apply_writes,
@@ -17,11 +17,11 @@ from dexviz.engine.effects import (
     emit_published,
     staged_payload,
 )
-from dexviz.engine.errors import service_error, worker_error
-from dexviz.engine.failure_info import error_type_name
+from dexviz.engine.core.errors import service_error, worker_error
+from dexviz.engine.core.failure_info import error_type_name
+from dexviz.engine.core.runners import HANDLER_EXITS, LiveRunner, guard_exits, reraise_exit
+from dexviz.engine.core.state import FlowRun, Phase
 from dexviz.engine.operations import existing_run
-from dexviz.engine.runners import HANDLER_EXITS, LiveRunner, guard_exits, reraise_exit
-from dexviz.engine.state import FlowRun, Phase
 from dexviz.history.kinds import EventKind
 from dexviz.sdk.clock import handler_clock
 from dexviz.sdk.codec import to_json_ready

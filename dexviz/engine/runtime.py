@@ -1,9 +1,9 @@
 """Runtime: wires one engine — its collaborators, the handler table, the commit cycle, close.
 
-Everything a unit of work touches lives in the :class:`~dexviz.engine.kernel.Kernel` (state and
+Everything a unit of work touches lives in the :class:`~dexviz.engine.core.kernel.Kernel` (state and
 the services below every collaborator). The runtime is that kernel plus the collaborators,
 built here in the order they depend on each other (commit → attempt → flows), the table of
-what each kind of unit does, and the few upward hooks (:mod:`dexviz.engine.ports`) installed
+what each kind of unit does, and the few upward hooks (:mod:`dexviz.engine.core.ports`) installed
 once: a closed run, a commit. Its :meth:`Runtime.commit` runs the after-commit checks.
 """
 
@@ -13,25 +13,20 @@ from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from dexviz.engine import heartbeats
-from dexviz.engine.choice import Chooser
-from dexviz.engine.continue_as_new import ContinueAsNew
-from dexviz.engine.decide import Decisions
-from dexviz.engine.fast import FastPath
-from dexviz.engine.faults import FaultPlan
-from dexviz.engine.invoke import Invoker
-from dexviz.engine.kernel import Kernel
-from dexviz.engine.live import LiveScheduler
-from dexviz.engine.runners import LiveRunner
-from dexviz.engine.scheduler import SIMULATION_EPOCH_NS
-from dexviz.engine.sqlite_schema import StoreError
-from dexviz.engine.starts import Starts
-from dexviz.engine.state import FlowRun
-from dexviz.engine.store import Store
-from dexviz.engine.subflows import SubFlows
-from dexviz.engine.time_travel import TimeTravel
-from dexviz.engine.timeouts import FlowTimeouts
-from dexviz.engine.units import (
+from dexviz.engine.attempt.fast import FastPath
+from dexviz.engine.attempt.invoke import Invoker
+from dexviz.engine.commit import heartbeats
+from dexviz.engine.commit.decide import Decisions
+from dexviz.engine.commit.waits import WaitManager
+from dexviz.engine.core.choice import Chooser
+from dexviz.engine.core.faults import FaultPlan
+from dexviz.engine.core.kernel import Kernel
+from dexviz.engine.core.live import LiveScheduler
+from dexviz.engine.core.runners import LiveRunner
+from dexviz.engine.core.scheduler import SIMULATION_EPOCH_NS
+from dexviz.engine.core.state import FlowRun
+from dexviz.engine.core.store import Store
+from dexviz.engine.core.units import (
     DelayedStart,
     FlowRetry,
     FlowTimeout,
@@ -43,7 +38,12 @@ from dexviz.engine.units import (
     RetryAttempt,
     TimerFired,
 )
-from dexviz.engine.waits import WaitManager
+from dexviz.engine.flows.continue_as_new import ContinueAsNew
+from dexviz.engine.flows.starts import Starts
+from dexviz.engine.flows.subflows import SubFlows
+from dexviz.engine.flows.time_travel import TimeTravel
+from dexviz.engine.flows.timeouts import FlowTimeouts
+from dexviz.engine.sqlite.sqlite_schema import StoreError
 from dexviz.history.event import Event
 from dexviz.sdk.clock import handler_clock
 from dexviz.sdk.flow_options import StartFlowOptions

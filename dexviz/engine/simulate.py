@@ -7,8 +7,8 @@ from os import PathLike
 from pathlib import Path
 from typing import Any
 
+from dexviz.engine.core.faults import CancelExecution, FailAttempt, FaultPlan
 from dexviz.engine.engine import Engine
-from dexviz.engine.faults import CancelExecution, FailAttempt, FaultPlan
 from dexviz.history.history import History
 from dexviz.sdk.flow import Flow
 from dexviz.sdk.flow_options import StartFlowOptions

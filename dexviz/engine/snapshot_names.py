@@ -14,8 +14,8 @@ import io
 import pickle
 from typing import TYPE_CHECKING, Any
 
-from dexviz.engine.decide import DEFAULT_OPTIONS
-from dexviz.engine.step_settings import StepSettings
+from dexviz.engine.attempt.step_settings import StepSettings
+from dexviz.engine.commit.decide import DEFAULT_OPTIONS
 
 if TYPE_CHECKING:
     from dexviz.engine.runtime import Runtime
@@ -30,7 +30,7 @@ _SERVICES = (
 
 def _constants() -> tuple[Any, ...]:
     """Shared module-level values the state may point at: named, so they stay shared."""
-    from dexviz.engine import context, state
+    from dexviz.engine.core import context, state
 
     return (DEFAULT_OPTIONS, state._NO_QUEUES, context._NOTHING)
 

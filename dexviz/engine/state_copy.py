@@ -26,13 +26,13 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-from dexviz.engine.invoke import QueuedStart
-from dexviz.engine.locks import LockTable
-from dexviz.engine.scheduler import TimerHandle, _Timer
-from dexviz.engine.state import Execution, FlowRun, TimerState
-from dexviz.engine.streams import StreamLog
-from dexviz.engine.units import Unit
-from dexviz.engine.waiters import WaiterSet
+from dexviz.engine.attempt.invoke import QueuedStart
+from dexviz.engine.core.locks import LockTable
+from dexviz.engine.core.scheduler import TimerHandle, _Timer
+from dexviz.engine.core.state import Execution, FlowRun, TimerState
+from dexviz.engine.core.streams import StreamLog
+from dexviz.engine.core.units import Unit
+from dexviz.engine.core.waiters import WaiterSet
 
 Memo = dict[int, Any]
 """One copy per original: ``id(original)`` to its copy, for the duration of one copy."""

@@ -12,7 +12,7 @@ import sys
 import types
 from typing import Any
 
-from dexviz.engine.choice import FaultBudget
+from dexviz.engine.core.choice import FaultBudget
 from dexviz.explore import checks
 from dexviz.explore.actions import Action
 from dexviz.explore.api import STRATEGIES, explore

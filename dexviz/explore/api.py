@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from dexviz.engine.choice import FaultBudget
+from dexviz.engine.core.choice import FaultBudget
 from dexviz.engine.engine import as_registry
 from dexviz.explore.actions import Action
 from dexviz.explore.check_names import validate_names

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from dexviz.engine.loop import LoopCallback
+from dexviz.engine.core.loop import LoopCallback
 from dexviz.engine.runtime import Runtime
 from dexviz.explore.coroutines import CoroutineOpaque, describe_callback, describe_task
 from dexviz.explore.fingerprint import (

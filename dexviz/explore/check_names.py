@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from dexviz.analysis.names import check_name
-from dexviz.engine.choice import FaultBudget
+from dexviz.engine.core.choice import FaultBudget
 from dexviz.sdk.registry import Registry
 
 __all__ = ["KnownNames", "UnknownNameError", "validate_names"]

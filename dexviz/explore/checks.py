@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
+from dexviz.engine.core.flow_state import FlowState
 from dexviz.engine.engine import Engine
-from dexviz.engine.flow_state import FlowState
 from dexviz.history._plural import plural
 from dexviz.history.event import Event
 from dexviz.history.history import History

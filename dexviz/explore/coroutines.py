@@ -18,8 +18,8 @@ import inspect
 from collections.abc import Mapping
 from typing import Any
 
-from dexviz.engine.loop import LoopCallback
-from dexviz.engine.runners import DeferredCall
+from dexviz.engine.core.loop import LoopCallback
+from dexviz.engine.core.runners import DeferredCall
 from dexviz.explore.owners import tasks_of
 from dexviz.sdk.context import Context
 from dexviz.sdk.step import Step

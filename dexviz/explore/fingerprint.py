@@ -29,20 +29,20 @@ from collections.abc import Iterable, Sequence
 from operator import attrgetter
 from typing import Any
 
-from dexviz.engine.continue_as_new import ContinueAsNew
-from dexviz.engine.decide import Decisions
-from dexviz.engine.fast import FastPath
-from dexviz.engine.faults import FaultPlan
-from dexviz.engine.invoke import Invoker, QueuedStart
+from dexviz.engine.attempt.fast import FastPath
+from dexviz.engine.attempt.invoke import Invoker, QueuedStart
+from dexviz.engine.commit.decide import Decisions
+from dexviz.engine.commit.waits import WaitManager
+from dexviz.engine.core.faults import FaultPlan
+from dexviz.engine.core.scheduler import Scheduler
+from dexviz.engine.core.state import Execution, FlowRun, Message, TimerState
+from dexviz.engine.core.units import Unit
+from dexviz.engine.flows.continue_as_new import ContinueAsNew
+from dexviz.engine.flows.starts import Starts
+from dexviz.engine.flows.subflows import SubFlows
+from dexviz.engine.flows.time_travel import TimeTravel
+from dexviz.engine.flows.timeouts import FlowTimeouts
 from dexviz.engine.runtime import Runtime
-from dexviz.engine.scheduler import Scheduler
-from dexviz.engine.starts import Starts
-from dexviz.engine.state import Execution, FlowRun, Message, TimerState
-from dexviz.engine.subflows import SubFlows
-from dexviz.engine.time_travel import TimeTravel
-from dexviz.engine.timeouts import FlowTimeouts
-from dexviz.engine.units import Unit
-from dexviz.engine.waits import WaitManager
 from dexviz.explore.coroutines import (
     describe_context,
 )

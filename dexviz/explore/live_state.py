@@ -29,11 +29,11 @@ import hashlib
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from dexviz.engine.faults import FaultPlan
-from dexviz.engine.invoke import QueuedStart
+from dexviz.engine.attempt.invoke import QueuedStart
+from dexviz.engine.core.faults import FaultPlan
+from dexviz.engine.core.state import Execution, FlowRun, Message, TimerState
+from dexviz.engine.core.units import Unit
 from dexviz.engine.runtime import Runtime
-from dexviz.engine.state import Execution, FlowRun, Message, TimerState
-from dexviz.engine.units import Unit
 
 __all__ = ["Naming", "Undescribable", "live_key", "naming", "option_of"]
 

@@ -1,10 +1,10 @@
 """Which execution a unit of work belongs to, for units that commit no event.
 
 A queued first attempt is a ``QueuedStart`` naming its execution; every other engine unit is a
-record (:mod:`dexviz.engine.units`) naming its run and execution. Only asyncio units (a
+record (:mod:`dexviz.engine.core.units`) naming its run and execution. Only asyncio units (a
 handler's coroutine resuming after ``await asyncio.sleep``) are not: the virtual loop queues
-them as :class:`~dexviz.engine.loop.LoopCallback` records of an ``asyncio.Handle`` whose callback
-is a Task's step, or a future a Task waits on. The Task maps back to its execution.
+them as :class:`~dexviz.engine.core.loop.LoopCallback` records of an ``asyncio.Handle`` whose
+callback is a Task's step, or a future a Task waits on. The Task maps back to its execution.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ import inspect
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from dexviz.engine.invoke import QueuedStart
-from dexviz.engine.loop import LoopCallback
-from dexviz.engine.units import Unit
+from dexviz.engine.attempt.invoke import QueuedStart
+from dexviz.engine.core.loop import LoopCallback
+from dexviz.engine.core.units import Unit
 
 
 def tasks_of(handle: asyncio.Handle) -> Iterator[asyncio.Task[Any]]:

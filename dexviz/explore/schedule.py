@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable, Sequence, Set
 from typing import Any
 
-from dexviz.engine.choice import FaultPoint
+from dexviz.engine.core.choice import FaultPoint
 from dexviz.engine.engine import Engine
 from dexviz.engine.engine_state import SnapshotError
 from dexviz.engine.runtime import Runtime

@@ -11,10 +11,10 @@ from collections.abc import Hashable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from dexviz.engine.choice import FaultBudget
+from dexviz.engine.core.choice import FaultBudget
+from dexviz.engine.core.faults import FaultPlan
 from dexviz.engine.engine import Engine, as_registry
 from dexviz.engine.engine_state import EngineSnapshot
-from dexviz.engine.faults import FaultPlan
 from dexviz.explore.actions import Action
 from dexviz.explore.canonical import Keys
 from dexviz.explore.checks import Check

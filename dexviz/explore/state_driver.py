@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence, Set
 from dataclasses import dataclass
 from typing import Any
 
-from dexviz.engine.choice import FaultPoint
+from dexviz.engine.core.choice import FaultPoint
 from dexviz.engine.engine import Engine
 from dexviz.engine.engine_state import EngineSnapshot, SnapshotError
 from dexviz.engine.runtime import Runtime

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from dexviz.engine.state import Execution, FlowRun
+from dexviz.engine.core.state import Execution, FlowRun
 from dexviz.engine.state_copy import settled
 
 

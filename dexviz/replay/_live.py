@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dexviz.engine import Engine
+from dexviz.engine.core.faults import FailAttempt, FaultPlan
 from dexviz.engine.engine import Breakpoint, breakpoint_predicate
-from dexviz.engine.faults import FailAttempt, FaultPlan
 from dexviz.history import Event, History
 
 MAX_UNITS = 100_000

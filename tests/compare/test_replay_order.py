@@ -12,7 +12,7 @@ from dexviz.analysis.run_diff import Aspect
 from dexviz.compare import ReplayError, replay_check, replay_check_store
 from dexviz.compare.recorded_order import RecordedOrder
 from dexviz.engine import Engine, SQLiteStore
-from dexviz.engine.invoke import QueuedStart
+from dexviz.engine.attempt.invoke import QueuedStart
 from dexviz.history import EventKind
 from tests.compare.variants import CHANGES, EXPECTED_VERDICTS, load_variant
 

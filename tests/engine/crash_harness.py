@@ -15,7 +15,7 @@ from typing import Any
 
 from dexviz import Engine, FaultPlan, Flow, FlowState, History, MemoryStore, SQLiteStore
 from dexviz.engine import EngineCrashed
-from dexviz.engine.recovery_fold import fold_run, split_runs
+from dexviz.engine.core.recovery_fold import fold_run, split_runs
 from dexviz.history import EventKind
 from dexviz.sdk.codec import to_json_ready
 

@@ -40,7 +40,7 @@ from dexviz import (
     go_to_many,
 )
 from dexviz.engine import EngineCrashed
-from dexviz.engine.attempt_deadline import AttemptDeadline
+from dexviz.engine.core.attempt_deadline import AttemptDeadline
 from tests.engine.flows_live import (
     SOON,
     Gate,

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from dexviz import Engine, EventKind, FaultPlan, FlowStatus
-from dexviz.engine.choice import ChoiceKind, FaultBudget, FaultPoint, SeededChooser
+from dexviz.engine.core.choice import ChoiceKind, FaultBudget, FaultPoint, SeededChooser
 from dexviz.examples.contract_edit import ContractEditFlow, SaveContractEdit, sample_edits
 
 FLOW = ContractEditFlow()

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from dexviz import Engine
-from dexviz.engine.context import InvocationContext
+from dexviz.engine.core.context import InvocationContext
 from tests.engine.test_fast_path import _flows
 
 

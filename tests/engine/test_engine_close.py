@@ -18,7 +18,7 @@ import pytest
 
 from dexviz import Channel, Context, Engine, FaultPlan, MemoryStore, Step, StepDecision, dead_end
 from dexviz.engine import EngineCrashed
-from dexviz.engine.loop import VirtualLoop
+from dexviz.engine.core.loop import VirtualLoop
 from dexviz.sdk.decision import StepMovement, go_to_many
 from dexviz.sdk.results import FlowStatus
 from tests.engine.flows_a import AdHocFlow

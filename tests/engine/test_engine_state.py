@@ -153,7 +153,7 @@ def test_the_fault_plan_counters_come_back_with_the_snapshot() -> None:
 
 
 def test_a_copied_execution_keeps_every_slot_and_shares_nothing_mutable() -> None:
-    from dexviz.engine.state import Execution
+    from dexviz.engine.core.state import Execution
     from dexviz.engine.state_copy import StateCopier, settled
 
     engine = _start(ContractEditFlow(), [ContractEdit("a"), ContractEdit("b")], 2)
@@ -203,7 +203,7 @@ def test_restoring_over_a_coroutine_in_flight_drops_it_and_snapshots_again() -> 
 
 
 def test_a_copied_run_sets_every_slot_and_copies_its_containers() -> None:
-    from dexviz.engine.state import FlowRun
+    from dexviz.engine.core.state import FlowRun
     from dexviz.engine.state_copy import StateCopier
 
     engine = _start(ContractEditFlow(), [ContractEdit(f"r{i}") for i in range(4)], 2)

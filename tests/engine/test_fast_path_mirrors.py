@@ -1,7 +1,7 @@
 """Every block the fast path inlines names the general-path function it mirrors, which runs.
 
-``dexviz/engine/fast.py`` copies the steps of one commit into a few functions (a call less per
-step counts there). Each such block says ``inlined`` and names its original as
+``dexviz/engine/attempt/fast.py`` copies the steps of one commit into a few functions (a call less
+per step counts there). Each such block says ``inlined`` and names its original as
 ``mirrors dexviz.<module>.<name>``: a contributor who changes the original finds the copy.
 This test checks that each inlined block names one, that every name resolves, and that each
 named original actually runs when the fast-path test Flows run with the fast path off, so the
@@ -20,7 +20,7 @@ from typing import Any
 from dexviz import Engine
 from tests.engine.test_fast_path import _flows
 
-FAST = Path(__file__).resolve().parents[2] / "dexviz" / "engine" / "fast.py"
+FAST = Path(__file__).resolve().parents[2] / "dexviz" / "engine" / "attempt" / "fast.py"
 NAME = re.compile(r"dexviz(?:\.\w+)+")
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from dexviz.engine.group_sync import GroupSync
+from dexviz.engine.sqlite.group_sync import GroupSync
 
 
 def _until(predicate: object, seconds: float = 10.0) -> bool:

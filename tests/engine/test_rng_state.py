@@ -5,7 +5,7 @@ from __future__ import annotations
 import pickle
 import random
 
-from dexviz.engine import rng_state
+from dexviz.engine.core import rng_state
 
 
 def _draws(rng: random.Random) -> list[float]:

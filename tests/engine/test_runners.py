@@ -33,9 +33,9 @@ from dexviz import (
     go_to_many,
     simulate,
 )
-from dexviz.engine.loop import CANCEL_ROUNDS, VirtualLoop
-from dexviz.engine.runners import DeferredCall, SimRunner, reraise_exit
-from dexviz.engine.scheduler import Scheduler
+from dexviz.engine.core.loop import CANCEL_ROUNDS, VirtualLoop
+from dexviz.engine.core.runners import DeferredCall, SimRunner, reraise_exit
+from dexviz.engine.core.scheduler import Scheduler
 from tests.engine.flows_a import AdHocFlow
 
 LOCK = Attribute("lock", int)

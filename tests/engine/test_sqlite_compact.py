@@ -7,7 +7,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dexviz.engine.sqlite_compact import NESTED, USUAL, compact, expand
+from dexviz.engine.sqlite.sqlite_compact import NESTED, USUAL, compact, expand
 
 _values = st.one_of(
     st.none(),
@@ -66,8 +66,8 @@ def test_usual_members_are_left_out() -> None:
 
 
 def _executions(count: int, inputs: list[Any]) -> tuple[Any, ...]:
-    from dexviz.engine.decide import DEFAULT_OPTIONS
-    from dexviz.engine.state import Execution
+    from dexviz.engine.commit.decide import DEFAULT_OPTIONS
+    from dexviz.engine.core.state import Execution
     from tests.engine.flows_a import AdHocFlow
     from tests.engine.test_fast_path import Hop
 
@@ -99,8 +99,8 @@ def test_a_fast_commit_payload_compacts_as_its_built_dict_does(
 ) -> None:
     import json
 
-    from dexviz.engine.completed import PlainCompleted
-    from dexviz.engine.sqlite_compact import compact_payload
+    from dexviz.engine.core.completed import PlainCompleted
+    from dexviz.engine.sqlite.sqlite_compact import compact_payload
     from dexviz.history.kinds import EventKind
     from dexviz.sdk.decision import NO_OUTPUT, DecisionKind, StepDecision
 
@@ -132,8 +132,8 @@ def test_a_plain_wait_for_payload_compacts_as_its_built_dict_does(
     from datetime import timedelta
 
     from dexviz import Channel, Timer, Wait
-    from dexviz.engine.sqlite_compact import compact_payload
-    from dexviz.engine.wait_payloads import PlainWaitForCompleted
+    from dexviz.engine.core.wait_payloads import PlainWaitForCompleted
+    from dexviz.engine.sqlite.sqlite_compact import compact_payload
     from dexviz.history.kinds import EventKind
 
     token = Channel("compact_token", str)

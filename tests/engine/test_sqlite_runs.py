@@ -15,7 +15,7 @@ import pytest
 import dexviz
 from dexviz import FlowConfig, StartFlowOptions
 from dexviz.engine import StoreError
-from dexviz.engine.sqlite_runs import CheckedFlows
+from dexviz.engine.sqlite.sqlite_runs import CheckedFlows
 from dexviz.examples.contract_edit import ContractEditFlow, sample_edits
 from tests.engine.damaged_stores import DAMAGE, damage, open_run_store
 

@@ -11,7 +11,7 @@ import pytest
 
 import dexviz
 from dexviz.engine import StoreError
-from dexviz.engine.sqlite_schema import SCHEMA_VERSION
+from dexviz.engine.sqlite.sqlite_schema import SCHEMA_VERSION
 from dexviz.examples.contract_edit import ContractEditFlow, sample_edits
 from dexviz.history import EventKind
 

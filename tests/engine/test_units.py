@@ -1,8 +1,8 @@
 """Units are records: they dispatch through their owner's handler table, which the runtime builds.
 
-``dexviz/engine/units.py`` names no service; the runtime maps each kind of record to the
+``dexviz/engine/core/units.py`` names no service; the runtime maps each kind of record to the
 collaborator that runs it, once; a collaborator holds the runtime only as its Kernel or as one
-of the narrow interfaces of ``dexviz/engine/ports.py``.
+of the narrow interfaces of ``dexviz/engine/core/ports.py``.
 """
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ from collections.abc import Callable
 from typing import Any
 
 import dexviz
-from dexviz.engine import units
-from dexviz.engine.kernel import Kernel
+from dexviz.engine.core import units
+from dexviz.engine.core.kernel import Kernel
+from dexviz.engine.core.units import QueuedStart, RetryAttempt, Unit
 from dexviz.engine.runtime import Runtime
-from dexviz.engine.units import QueuedStart, RetryAttempt, Unit
 from dexviz.examples.contract_edit import ContractEditFlow
 
 
@@ -78,7 +78,7 @@ def test_no_collaborator_holds_the_runtime_except_as_a_port_or_its_kernel():
     collaborators = (rt.waits, rt.decisions, rt.invoker, rt.fast, rt.timeouts,
                      rt.continue_as_new, rt.starts, rt.subflows, rt.time_travel)  # fmt: skip
     # The runtime is handed down typed as its Kernel (the state) or as a narrow interface of
-    # dexviz.engine.ports; anything else would be the service locator coming back.
+    # dexviz.engine.core.ports; anything else would be the service locator coming back.
     allowed = {"_rt", "_k", "_host", "_ends", "_committer"}
     for collaborator in collaborators:
         holders = {name for name, value in vars(collaborator).items() if value is rt}

@@ -8,7 +8,7 @@ import uuid
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dexviz.engine.uuids import uuid4_bits, uuid_text
+from dexviz.engine.core.uuids import uuid4_bits, uuid_text
 
 
 @given(st.integers(min_value=0, max_value=2**128 - 1))

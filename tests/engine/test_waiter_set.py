@@ -5,9 +5,9 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dexviz.engine.decide import DEFAULT_OPTIONS
-from dexviz.engine.state import Execution
-from dexviz.engine.waiters import WaiterSet
+from dexviz.engine.commit.decide import DEFAULT_OPTIONS
+from dexviz.engine.core.state import Execution
+from dexviz.engine.core.waiters import WaiterSet
 
 
 def _model(ops: list[tuple[bool, int]]) -> list[int]:

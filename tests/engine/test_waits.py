@@ -337,8 +337,8 @@ def test_r40_shared_channel_minimums_first_then_maximums() -> None:
 def test_r40_allocation_per_condition() -> None:
     # The per-condition split is not observable through results(); check the planner (internal
     # API, imported here so a refactor of it breaks this test only).
-    from dexviz.engine.plan import evaluate
-    from dexviz.engine.state import Message
+    from dexviz.engine.core.plan import evaluate
+    from dexviz.engine.core.state import Message
 
     wait = Wait.all_of(CH.for_one(), CH.at_least(1))
     queue = {"ch": deque(Message(f"m{i}", i, "ch", i) for i in (1, 2, 3))}

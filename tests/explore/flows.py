@@ -35,7 +35,7 @@ from dexviz import (
     graceful_complete,
     rpc,
 )
-from dexviz.engine.choice import FaultBudget
+from dexviz.engine.core.choice import FaultBudget
 from dexviz.examples.contract_edit import (
     CONTRACT_EDIT_TOKEN,
     ContractEdit,

@@ -13,7 +13,7 @@ from collections import defaultdict
 import pytest
 from hypothesis import given, settings
 
-from dexviz.engine.choice import FaultBudget
+from dexviz.engine.core.choice import FaultBudget
 from dexviz.examples.contract_edit import (
     CONTRACT_EDIT_TOKEN,
     ContractEdit,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from dexviz.engine.choice import FaultBudget
+from dexviz.engine.core.choice import FaultBudget
 from dexviz.engine.engine import as_registry
 from dexviz.examples.contract_edit import ContractEdit, ContractEditFlow
 from dexviz.explore import checks, explore

@@ -19,7 +19,7 @@ from dexviz import (
     dead_end,
     go_to_many,
 )
-from dexviz.engine.choice import FaultBudget
+from dexviz.engine.core.choice import FaultBudget
 from dexviz.examples.contract_edit import (
     CONTRACT_EDIT_TOKEN,
     ContractEdit,

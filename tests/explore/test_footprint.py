@@ -7,8 +7,8 @@ import contextvars
 from typing import Any
 
 from dexviz import Event, EventKind
-from dexviz.engine.loop import VirtualLoop
-from dexviz.engine.scheduler import Scheduler
+from dexviz.engine.core.loop import VirtualLoop
+from dexviz.engine.core.scheduler import Scheduler
 from dexviz.explore.footprint import ANY, Footprint, footprint_of
 from dexviz.explore.owners import owner_of
 

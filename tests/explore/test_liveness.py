@@ -31,7 +31,7 @@ from dexviz import (
     go_to,
     go_to_many,
 )
-from dexviz.engine.choice import FaultBudget
+from dexviz.engine.core.choice import FaultBudget
 from dexviz.examples.contract_edit import ContractEditFlow, SaveContractEdit, sample_edits
 from dexviz.examples.livelock_rally import RallyFlow
 from dexviz.examples.livelock_retry import APPROVAL, ApprovalFlow

@@ -30,7 +30,7 @@ from dexviz import (
     go_to_many,
     graceful_complete,
 )
-from dexviz.engine.choice import FaultBudget
+from dexviz.engine.core.choice import FaultBudget
 from dexviz.examples.contract_edit import (
     CONTRACT_EDIT_TOKEN,
     ContractEdit,

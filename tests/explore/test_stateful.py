@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import assume, given, settings
 
-from dexviz.engine.choice import FaultBudget
+from dexviz.engine.core.choice import FaultBudget
 from dexviz.examples.contract_edit import (
     CONTRACT_EDIT_TOKEN,
     ContractEdit,

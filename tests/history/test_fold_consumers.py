@@ -1,7 +1,7 @@
 """The four folds built on dexviz.history.fold give the results they gave before it existed.
 
-Recovery (``engine.recovery_fold``), time travel's fork (``engine.fork``), the state at an event
-(``analysis.state``) and the execution tables (``analysis._execution_fold``) each fold a run's
+Recovery (``engine.core.recovery_fold``), time travel's fork (``engine.core.fork``), the state at an
+event (``analysis.state``) and the execution tables (``analysis._execution_fold``) each fold a run's
 events. ``tests/golden/fold/consumers.json`` holds a digest of what each fold returned, computed
 by the folds as they were before they shared :class:`~dexviz.history.fold.HistoryFold`, on
 recorded histories of time travel, continue-as-new, cancellation, Timers, PROCEED and recovery
@@ -40,7 +40,7 @@ from dexviz import (
 )
 from dexviz.analysis import _execution_fold, state
 from dexviz.analysis.executions import select_run
-from dexviz.engine import fork, recovery_fold
+from dexviz.engine.core import fork, recovery_fold
 from dexviz.history import EventKind, History
 from tests.analysis.runs import contract_edit_run
 from tests.engine.flows_a import NO_RETRY, AdHocFlow

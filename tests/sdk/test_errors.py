@@ -215,7 +215,7 @@ def test_dexviz_errors_have_their_own_root() -> None:
 
 _RAISED_BEFORE_GRPC = """
 import sys
-from dexviz.engine.errors import service_error, worker_error
+from dexviz.engine.core.errors import service_error, worker_error
 from dexviz.sdk.errors import FlowNotFoundError
 error = service_error(FlowNotFoundError, "no such flow", flow_id="f", operation="describe")
 worker = worker_error("boom", flow_id="f", operation="rpc", error_type="E", error_detail="x")
