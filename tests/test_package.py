@@ -56,3 +56,32 @@ def test_import_history_pulls_neither_engine_nor_asyncio() -> None:
 def test_engine_import_defers_asyncio_and_uuid() -> None:
     loaded = _modules_after("from dexviz import Engine, Flow, simulate")
     assert not {"asyncio", "uuid", "concurrent.futures", "logging"} & loaded
+
+
+def test_engine_import_loads_no_heavy_package_nor_unused_engine_parts() -> None:
+    loaded = _modules_after("from dexviz import Engine, Flow, go_to")
+    heavy = {"pandas", "matplotlib", "graphviz", "ipywidgets", "IPython", "numpy"}
+    assert not heavy & {name.split(".")[0] for name in loaded}
+    # Loaded only when used: the Client's operations, the SQLite store and its open-time
+    # check, OpenSSL's digests (history files) and the notebook's HTML escaping.
+    unused = {
+        "dexviz.engine.client", "dexviz.engine.sqlite.sqlite_store",
+        "dexviz.engine.sqlite.sqlite_check", "hashlib", "html",
+    }  # fmt: skip
+    assert not unused & loaded
+
+
+def test_lazy_package_names_resolve_to_their_defining_modules() -> None:
+    import dexviz.engine
+    import dexviz.history
+    from dexviz.engine.simulate import simulate
+    from dexviz.engine.sqlite.sqlite_store import SQLiteStore
+    from dexviz.sdk.flow import Flow
+
+    assert dexviz.sdk.Flow is Flow
+    assert dexviz.engine.SQLiteStore is SQLiteStore
+    assert dexviz.engine.simulate is simulate  # the function, not its module
+    for package in (dexviz.sdk, dexviz.engine, dexviz.history):
+        for name in package.__all__:
+            assert getattr(package, name) is not None, f"{package.__name__}.{name}"
+        assert set(package.__all__) <= set(dir(package))

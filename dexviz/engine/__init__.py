@@ -46,18 +46,18 @@ __all__ = [
 _HOME = {
     "client": "Client",
     "engine": "Engine",
-    "faults": (
+    "core.faults": (
         "CancelExecution CrashAfterCommit EngineCrashed FailAttempt FaultPlan "
         "InjectedFailure"
     ),
-    "flow_state": "ActiveExecution FlowState",
+    "core.flow_state": "ActiveExecution FlowState",
     "recovery": "RecoveryError RecoveryReport",
-    "sqlite_schema": "StoreError",
-    "sqlite_store": "SQLiteStore",
-    "store": "MemoryStore Store",
+    "sqlite.sqlite_schema": "StoreError",
+    "sqlite.sqlite_store": "SQLiteStore",
+    "core.store": "MemoryStore Store",
     "engine_state": "EngineSnapshot EngineState SnapshotError",  # pickle loads only for these
 }
-"""Each public module of the package and the names it defines, space-separated."""
+"""Each public module (its path inside the package) and the names it defines, space-separated."""
 
 _MODULE_OF = {name: module for module, names in _HOME.items() for name in names.split()}
 

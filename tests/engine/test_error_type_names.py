@@ -11,7 +11,7 @@ class WorkerDown(InjectedFailure):
 
 
 def test_an_injected_failure_keeps_the_name_histories_recorded_before_the_layers():
-    assert error_type_name(InjectedFailure("x")) == "dexviz.engine.faults.InjectedFailure"
+    assert error_type_name(InjectedFailure("x")) == "dexviz.engine.core.faults.InjectedFailure"
 
 
 def test_a_subclass_is_named_by_its_own_module_not_by_the_inherited_name():

@@ -14,7 +14,7 @@ from dexviz.history.kinds import EventKind
 class InjectedFailure(RuntimeError):
     """The default error of an injected failed attempt."""
 
-    recorded_type: ClassVar[str] = "dexviz.engine.faults.InjectedFailure"
+    recorded_type: ClassVar[str] = "dexviz.engine.core.faults.InjectedFailure"
     """The ``error_type`` histories record for it, fixed where the class lives: the name
     histories recorded before the engine's modules moved into their layers, so that a stored
     run and a new one of the same Flow still compare equal."""
