@@ -186,7 +186,8 @@ def resolve(names: tuple[str, ...]) -> tuple[dict[str, object], tuple[str, ...]]
     missing: list[str] = []
     for name in names:
         for source in sources:
-            value = source.__dict__.get(name)
+            # getattr, not the module dict: dexviz.sdk binds its public names on first use.
+            value = getattr(source, name, None)
             if value is not None:
                 found[name] = value
                 break
