@@ -1,10 +1,12 @@
-"""The collector pause shared by the engine's tools: off inside, restored after, even on error."""
+"""The collector pause shared by the engine's tools: off inside, restored after (even on error), and
+what a large batch leaves behind promoted to the oldest generation within a budget."""
 
 import gc
 
 import pytest
 
-from dexviz.history.collector import collector_paused
+from dexviz.history import collector
+from dexviz.history.collector import collector_paused, promote_survivors
 
 
 def test_the_collector_is_off_inside_and_back_on_after():
@@ -28,3 +30,68 @@ def test_a_collector_already_off_stays_off():
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def _lasting(count: int) -> list[list[int]]:
+    return [[i] for i in range(count)]
+
+
+def test_a_large_batch_left_by_a_pause_goes_to_the_oldest_generation():
+    gc.collect()
+    with collector_paused():
+        kept = _lasting(collector.PROMOTE_AT_LEAST * 2)
+    assert gc.get_count()[0] < collector.PROMOTE_AT_LEAST
+    assert gc.is_tracked(kept[0])
+    assert any(o is kept for o in gc.get_objects(generation=2))
+
+
+def test_a_small_batch_stays_young():
+    gc.collect()
+    with collector_paused():
+        kept = _lasting(100)
+    assert not any(o is kept for o in gc.get_objects(generation=2))
+
+
+def test_promotion_stops_at_its_budget_until_a_full_collection(monkeypatch):
+    monkeypatch.setattr(collector, "PROMOTION_BUDGET", collector.PROMOTE_AT_LEAST * 3)
+    gc.collect()
+    gc.disable()
+    try:
+        batches = [_lasting(collector.PROMOTE_AT_LEAST * 2)]
+        assert promote_survivors()
+        batches.append(_lasting(collector.PROMOTE_AT_LEAST * 2))
+        assert not promote_survivors()
+        gc.collect()
+        batches.append(_lasting(collector.PROMOTE_AT_LEAST * 2))
+        assert promote_survivors()
+    finally:
+        gc.enable()
+
+
+def test_objects_someone_froze_are_left_frozen():
+    gc.collect()
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        with collector_paused():
+            _kept = _lasting(collector.PROMOTE_AT_LEAST * 2)
+        assert gc.get_freeze_count() == frozen
+    finally:
+        gc.unfreeze()
+
+
+class _Cycle:
+    def __init__(self) -> None:
+        self.me = self
+
+
+def test_a_cycle_made_inside_a_pause_is_still_collected_by_a_full_pass():
+    import weakref
+
+    with collector_paused():
+        cycle = _Cycle()
+        _kept = _lasting(collector.PROMOTE_AT_LEAST * 2)
+    alive = weakref.ref(cycle)
+    del cycle
+    gc.collect()
+    assert alive() is None
