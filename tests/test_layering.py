@@ -28,16 +28,18 @@ TOP_LAYERS = frozenset(
      "report", "server"}
 )
 BASE_LAYERS = frozenset(
-    {"sdk", "history", "engine", "analysis", "viz", "replay", "widgets", "_optional"}
+    {"sdk", "history", "engine", "analysis", "viz", "replay", "widgets", "_optional",
+     "_lazy_exports"}
 )
 ALL_LAYERS = TOP_LAYERS | BASE_LAYERS
 
 # Which other layers each layer may import (its own layer is always allowed).
 ALLOWED: dict[str, frozenset[str]] = {
-    "sdk": frozenset(),
-    "history": frozenset(),
+    "sdk": frozenset({"_lazy_exports"}),
+    "history": frozenset({"_lazy_exports"}),
     "_optional": frozenset(),
-    "engine": frozenset({"sdk", "history"}),
+    "_lazy_exports": frozenset(),
+    "engine": frozenset({"sdk", "history", "_lazy_exports"}),
     "analysis": frozenset({"history", "sdk"}),
     "viz": frozenset({"analysis", "history", "_optional"}),
     "replay": frozenset({"sdk", "history", "engine", "analysis", "viz", "_optional"}),

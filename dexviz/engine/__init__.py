@@ -2,6 +2,8 @@
 
 from typing import TYPE_CHECKING
 
+from dexviz._lazy_exports import lazy_exports
+
 if TYPE_CHECKING:  # at run time each name loads its module on first use (PEP 562)
     from dexviz.engine.client import Client
     from dexviz.engine.core.faults import (
@@ -59,24 +61,7 @@ _HOME = {
 }
 """Each public module (its path inside the package) and the names it defines, space-separated."""
 
-_MODULE_OF = {name: module for module, names in _HOME.items() for name in names.split()}
-
-
-def __getattr__(name: str) -> object:
-    """Load the module that defines a public name on first use, and keep the name."""
-    module = _MODULE_OF.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from importlib import import_module
-
-    value = getattr(import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    """The module's names with the lazy ones, so they tab-complete before first use."""
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = lazy_exports(globals(), _HOME)
 
 
 # Last and eager, because the function shares its module's name: once dexviz.engine.simulate is
