@@ -9,11 +9,11 @@ from __future__ import annotations
 import asyncio
 import inspect
 from datetime import timedelta
-from types import TracebackType
 from typing import Any
 
 from dexviz.compat.blob_cache import BlobCache
 from dexviz.compat.client import ClientCore, given, unsupported
+from dexviz.compat.closing import ClosesOnAsyncExit
 from dexviz.compat.hub import Hub, NoWorkerError
 from dexviz.compat.worker import run_off_loop
 from dexviz.sdk.client_options import ClientOptions
@@ -25,7 +25,7 @@ async def _settle(result: Any) -> Any:
     return await result if inspect.isawaitable(result) else result
 
 
-class AsyncClient(ClientCore):
+class AsyncClient(ClosesOnAsyncExit, ClientCore):
     """Dex's asyncio Client over the live engine of ``options.server_address``.
 
     Args:
@@ -45,17 +45,6 @@ class AsyncClient(ClientCore):
     ) -> None:
         super().__init__(registry, blob_cache, options, hub)
         self._bound: tuple[asyncio.AbstractEventLoop, Any] | None = None
-
-    async def __aenter__(self) -> AsyncClient:
-        return self
-
-    async def __aexit__(
-        self,
-        exception_type: type[BaseException] | None,
-        exception: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        await self.close()
 
     def _delegate(self) -> Any:
         engine = self.engine

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import threading
 from datetime import timedelta
-from types import TracebackType
 from typing import Any
 
 from dexviz.compat.blob_cache import BlobCache
+from dexviz.compat.closing import ClosesOnExit
 from dexviz.compat.hub import HUB, Hub, LiveEngine, NoWorkerError
 from dexviz.sdk.client_options import ClientOptions
 from dexviz.sdk.flow_options import StartFlowOptions, StopFlowOptions
@@ -96,7 +96,7 @@ class ClientCore:
             return True
 
 
-class Client(ClientCore):
+class Client(ClosesOnExit, ClientCore):
     """Dex's synchronous Client over the live engine of ``options.server_address``.
 
     Args:
@@ -116,17 +116,6 @@ class Client(ClientCore):
     ) -> None:
         super().__init__(registry, blob_cache, options, hub)
         self._delegate: Any = None
-
-    def __enter__(self) -> Client:
-        return self
-
-    def __exit__(
-        self,
-        exception_type: type[BaseException] | None,
-        exception: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.close()
 
     def _call(self, name: str, *args: Any, **kwargs: Any) -> Any:
         engine = self.engine

@@ -11,10 +11,10 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Callable
-from types import TracebackType
 from typing import Any
 
 from dexviz.compat.blob_cache import BlobCache
+from dexviz.compat.closing import ClosesOnAsyncExit, ClosesOnExit
 from dexviz.compat.hub import HUB, Hub, LiveEngine
 from dexviz.sdk.client_options import WorkerOptions, WorkerTarget
 from dexviz.sdk.registry import Registry
@@ -113,7 +113,7 @@ class _WorkerCore:
                 self._state = "closed" if closed else "stopped"
 
 
-class Worker(_WorkerCore):
+class Worker(ClosesOnExit, _WorkerCore):
     """Dex's synchronous Worker: ``start()`` blocks (run it on a thread) until ``close()``.
 
     Args:
@@ -134,17 +134,6 @@ class Worker(_WorkerCore):
     ) -> None:
         super().__init__(registry, blob_cache, options, hub)
         self._stopped = threading.Event()
-
-    def __enter__(self) -> Worker:
-        return self
-
-    def __exit__(
-        self,
-        exception_type: type[BaseException] | None,
-        exception: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.close()
 
     def start(self) -> None:
         """Serve until ``stop()``/``close()``; returns at once if the Worker was already closed.
@@ -173,7 +162,7 @@ class Worker(_WorkerCore):
             self._finish(closed=True)
 
 
-class AsyncWorker(_WorkerCore):
+class AsyncWorker(ClosesOnAsyncExit, _WorkerCore):
     """Dex's asyncio Worker: ``await start()`` (or run it as a task) returns after ``close()``.
 
     Args:
@@ -193,17 +182,6 @@ class AsyncWorker(_WorkerCore):
     ) -> None:
         super().__init__(registry, blob_cache, options, hub)
         self._wakeup: tuple[asyncio.AbstractEventLoop, asyncio.Event] | None = None
-
-    async def __aenter__(self) -> AsyncWorker:
-        return self
-
-    async def __aexit__(
-        self,
-        exception_type: type[BaseException] | None,
-        exception: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        await self.close()
 
     async def start(self) -> None:
         """Serve until ``stop()``/``close()``; returns at once if the Worker was already closed.
