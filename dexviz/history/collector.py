@@ -11,9 +11,11 @@ When a pause ends after a large batch of new objects, they are moved straight to
 generation (:func:`promote_survivors`), where only the collector's full passes visit them, as
 they visit every long-lived object. The two young passes a long run would otherwise pay for
 right after it (about a tenth of a 100 k-step run) are skipped. Garbage cycles made inside the
-pause then wait for the next full pass; so that they cannot pile up, promotion stops once
-:data:`PROMOTION_BUDGET` objects have been promoted since the last full pass, and the usual
-accounting (which schedules full passes) takes over again until one has run.
+pause (a dropped Engine is one) then wait for a full pass, which promoted objects no longer
+schedule; so that such garbage cannot pile up, a pause that would take the objects promoted since
+the last full pass beyond :data:`PROMOTION_BUDGET` runs that full pass instead. Dropping 150
+engines of 500 chains each costs 10–15 % less CPU this way, and peaks about 50 MB higher (the
+garbage the budget lets wait).
 """
 
 from __future__ import annotations
@@ -25,8 +27,8 @@ from contextlib import contextmanager
 PROMOTE_AT_LEAST = 20_000
 """Fewest new tracked objects a pause must leave for them to be promoted (fewer: cheap to scan)."""
 
-PROMOTION_BUDGET = 2_000_000
-"""Most objects promoted between two full collections."""
+PROMOTION_BUDGET = 600_000
+"""Most objects promoted between two full collections (about 50 MB of small records)."""
 
 
 class _Promotions:
@@ -62,18 +64,21 @@ def collector_paused() -> Iterator[None]:
 def promote_survivors() -> bool:
     """Move every young tracked object to the oldest generation, if it is worth it and safe.
 
-    Done only for a batch of at least :data:`PROMOTE_AT_LEAST` new objects, within
-    :data:`PROMOTION_BUDGET` per full collection, and never while objects are frozen with
-    :func:`gc.freeze` by someone else (the move goes through the frozen generation). Returns
-    whether the objects were moved.
+    Done only for a batch of at least :data:`PROMOTE_AT_LEAST` and at most
+    :data:`PROMOTION_BUDGET` new objects, and never while objects are frozen with
+    :func:`gc.freeze` by someone else (the move goes through the frozen generation). When the
+    batch would take the objects promoted since the last full collection beyond the budget, a
+    full collection runs instead. Returns whether the objects were moved.
     """
     young = gc.get_count()[0]
-    if young < PROMOTE_AT_LEAST or gc.get_freeze_count():
+    if not PROMOTE_AT_LEAST <= young <= PROMOTION_BUDGET or gc.get_freeze_count():
         return False
     full_passes = gc.get_stats()[-1]["collections"]
     if full_passes != _PROMOTIONS.full_passes:
         _PROMOTIONS.full_passes, _PROMOTIONS.promoted = full_passes, 0
     if _PROMOTIONS.promoted + young > PROMOTION_BUDGET:
+        gc.collect()  # the full pass the promoted objects kept from being scheduled
+        _PROMOTIONS.full_passes, _PROMOTIONS.promoted = gc.get_stats()[-1]["collections"], 0
         return False
     _PROMOTIONS.promoted += young
     # Both are constant-time list moves: frozen objects go back to the oldest generation.

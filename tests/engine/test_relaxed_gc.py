@@ -61,3 +61,22 @@ def test_dropped_engines_are_collected_without_an_explicit_collect() -> None:
         del engine, client, flow
     # The collector's own schedule (no gc.collect here) must have freed most of them.
     assert _live_runtimes() - before < 30
+
+
+def test_dropped_large_engines_wait_for_at_most_the_promotion_budget() -> None:
+    from dexviz.history import collector
+
+    gc.collect()
+    before = _live_runtimes()
+    most = 0
+    for seed in range(40):
+        flow = Counting()
+        engine = Engine([flow], seed=seed)
+        client = engine.client()
+        for i in range(600):  # ~32 k lasting objects: each run's batch is promoted
+            client.start_flow(flow, f"c{i}", 0)
+        engine.run_until_idle()
+        del engine, client, flow
+        most = max(most, _live_runtimes() - before)
+    # Each run leaves ~32 k objects; the budget lets at most that many wait for a full pass.
+    assert most <= collector.PROMOTION_BUDGET // 30_000 + 1

@@ -52,18 +52,32 @@ def test_a_small_batch_stays_young():
     assert not any(o is kept for o in gc.get_objects(generation=2))
 
 
-def test_promotion_stops_at_its_budget_until_a_full_collection(monkeypatch):
+def test_a_batch_beyond_the_budget_runs_the_full_collection_it_held_back(monkeypatch):
     monkeypatch.setattr(collector, "PROMOTION_BUDGET", collector.PROMOTE_AT_LEAST * 3)
     gc.collect()
+    full_passes = gc.get_stats()[-1]["collections"]
     gc.disable()
     try:
         batches = [_lasting(collector.PROMOTE_AT_LEAST * 2)]
         assert promote_survivors()
+        assert gc.get_stats()[-1]["collections"] == full_passes
         batches.append(_lasting(collector.PROMOTE_AT_LEAST * 2))
         assert not promote_survivors()
-        gc.collect()
+        assert gc.get_stats()[-1]["collections"] == full_passes + 1
         batches.append(_lasting(collector.PROMOTE_AT_LEAST * 2))
         assert promote_survivors()
+    finally:
+        gc.enable()
+
+
+def test_a_batch_larger_than_the_budget_is_left_to_the_young_passes(monkeypatch):
+    monkeypatch.setattr(collector, "PROMOTION_BUDGET", collector.PROMOTE_AT_LEAST * 2)
+    gc.collect()
+    gc.disable()
+    try:
+        _kept = _lasting(collector.PROMOTE_AT_LEAST * 3)
+        assert not promote_survivors()
+        assert gc.get_count()[0] >= collector.PROMOTE_AT_LEAST * 3
     finally:
         gc.enable()
 
