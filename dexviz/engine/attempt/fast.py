@@ -1,11 +1,12 @@
 """FastPath: the common transitions, in one place, recording what the general path records.
 
-Most transitions are a synchronous ``execute`` that returns ``go_to``, ``dead_end`` or
+Most transitions are an ``execute`` that returns ``go_to``, ``dead_end`` or
 ``graceful_complete`` (perhaps after publishing), or a synchronous ``wait_for`` that returns a
 Wait on one declared Channel, with no locks and no faults planned, in simulation. For those
 this module runs the attempt and commits its result with the per-Step settings worked out
 once, no closure per handler call, events appended straight to the unit's commit buffer, and
-no message text built before an error. Anything else, and any check that fails, is handed to
+no message text built before an error. A coroutine ``execute`` still runs as a Task on the
+VirtualLoop; :mod:`dexviz.engine.attempt.fast_async` starts it and commits its decision. Anything else, and any check that fails, is handed to
 the general path (:mod:`dexviz.engine.attempt.invoke`, :mod:`dexviz.engine.commit.decide`,
 :mod:`dexviz.engine.commit.waits`) at the point where the two would diverge, so errors, retries and
 histories are the general path's own. Both paths emit the same events in the same order
@@ -20,10 +21,11 @@ from __future__ import annotations
 from types import GeneratorType
 from typing import TYPE_CHECKING, Any
 
+from dexviz.engine.attempt.fast_async import launch_execute
 from dexviz.engine.attempt.fast_wait import commit_wait
 from dexviz.engine.attempt.invoke import Invoker
 from dexviz.engine.attempt.step_settings import INT64, SAME_COPY, StepSettings, same_copy
-from dexviz.engine.commit.decide import Decisions
+from dexviz.engine.commit.decide import CreatedPayload, Decisions
 from dexviz.engine.commit.waits import WaitManager
 from dexviz.engine.core.completed import PlainCompleted
 from dexviz.engine.core.context import InvocationContext
@@ -110,14 +112,15 @@ class FastPath:
             and not faults.failures
             and faults.budget is None
             and ex.options is settings.options
-            # same_copy, inlined (mirrors dexviz.sdk.codec.CodecRegistry.roundtrip): a None
-            # input is its own copy too.
-            and (type(value) is input_type or value is None)
-            and (input_type is not int or value is None or INT64[0] <= value <= INT64[1])
             and (settings.fast_execute if method == "execute" else settings.fast_wait_for)
         ):
             self._invoker.start_general(run, ex, method)
             return
+        # same_copy, inlined (mirrors dexviz.sdk.codec.CodecRegistry.roundtrip): a None
+        # input is its own copy too; any other input gets its checked copy below.
+        copied = (type(value) is input_type or value is None) and (
+            input_type is not int or value is None or INT64[0] <= value <= INT64[1]
+        )
         # Attempt 1, in one function with the checks above: this runs on every transition.
         recorder = rt.recorder
         # The phase setter, inlined (mirrors dexviz.engine.core.state.Execution.phase): the
@@ -145,9 +148,23 @@ class FastPath:
         snapshot = dict(run._attributes) if run._attributes else _NO_ATTRIBUTES
         ex.method_snapshot = snapshot
         ctx = InvocationContext.first_attempt(run, ex, method, snapshot, self._host)
+        if not copied:
+            # The input's checked copy, inlined (mirrors
+            # dexviz.engine.attempt.invoke.Invoker.attempt): a frozen dataclass of immutable
+            # fields comes back as itself after its check.
+            try:
+                value = rt.codecs.roundtrip(
+                    step.input_type, value, operation=ctx._where + " input"
+                )
+            except Exception as error:  # noqa: BLE001 - an undecodable input fails the attempt
+                self._invoker.fail(run, ex, ctx, error, "error")
+                return
+        if method == "execute" and settings.async_execute:
+            launch_execute(self, run, ex, ctx, value, settings)
+            return
         try:
             result: Any = (settings.execute if method == "execute" else settings.wait_for)(
-                ctx, ex.input
+                ctx, value
             )
             if type(result) is GeneratorType:
                 result = drain(result, ctx)
@@ -213,14 +230,20 @@ class FastPath:
                 return None
             value = movement.input
             value_type = type(value)
-            # same_copy, inlined (mirrors dexviz.sdk.codec.CodecRegistry.roundtrip), and only
-            # for immutable scalars: anything else needs the
-            # general path's checked copy, so a caller's later mutation cannot reach it.
+            # same_copy, inlined (mirrors dexviz.sdk.codec.CodecRegistry.roundtrip), for
+            # immutable scalars; anything else gets the general path's checked copy (mirrors
+            # dexviz.engine.commit.decide.Decisions.check_move), so a caller's later mutation
+            # cannot reach it. One that fails its check is the general path's to reject.
             if value is not None and (
                 value_type is not target.input_type
                 or (value_type is int and not INT64[0] <= value <= INT64[1])
             ):
-                return None
+                try:
+                    value = self._rt.codecs.roundtrip(
+                        target.step.input_type, value, operation="go_to input"
+                    )
+                except Exception:  # noqa: BLE001 - the general path raises it with its text
+                    return None
             moves += (target, value)
         return moves
 
@@ -344,8 +367,13 @@ class FastPath:
             execution.parent_key = source
             executions[execution_id] = execution
             run.active_count += 1
-            payload = {"input": value, "from_execution_id": source, "reason": "decision",
-                       "has_wait_for": settings.has_wait_for}  # fmt: skip
+            payload: Any = (
+                {"input": value, "from_execution_id": source, "reason": "decision",
+                 "has_wait_for": settings.has_wait_for}
+                if value is None or type(value) is settings.input_type
+                # Decisions.announce's payload, for an input that is not JSON-ready as it is.
+                else CreatedPayload(value, source, "decision", settings.has_wait_for)
+            )  # fmt: skip
             run.seq += 1
             events.append(
                 _new_event(Event, (run.seq, now, _CREATED, flow_id, run_id, execution_id,
