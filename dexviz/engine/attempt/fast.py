@@ -6,11 +6,12 @@ Wait on one declared Channel, with no locks and no faults planned, in simulation
 this module runs the attempt and commits its result with the per-Step settings worked out
 once, no closure per handler call, events appended straight to the unit's commit buffer, and
 no message text built before an error. A coroutine ``execute`` still runs as a Task on the
-VirtualLoop; :mod:`dexviz.engine.attempt.fast_async` starts it and commits its decision. Anything else, and any check that fails, is handed to
-the general path (:mod:`dexviz.engine.attempt.invoke`, :mod:`dexviz.engine.commit.decide`,
-:mod:`dexviz.engine.commit.waits`) at the point where the two would diverge, so errors, retries and
-histories are the general path's own. Both paths emit the same events in the same order
-(``tests/engine/test_fast_path.py`` compares them byte for byte).
+VirtualLoop; :mod:`dexviz.engine.attempt.fast_async` starts it and commits its decision.
+Anything else, and any check that fails, is handed to the general path
+(:mod:`dexviz.engine.attempt.invoke`, :mod:`dexviz.engine.commit.decide`,
+:mod:`dexviz.engine.commit.waits`) at the point where the two would diverge, so errors,
+retries and histories are the general path's own. Both paths emit the same events in the
+same order (``tests/engine/test_fast_path.py`` compares them byte for byte).
 
 The functions here are longer than elsewhere on purpose: each call is a measurable share of a
 transition (``make bench`` counts calls per transition), so the steps of one commit are inlined.
