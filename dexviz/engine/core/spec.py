@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import inspect
 import os
 from pathlib import Path
@@ -84,8 +85,13 @@ def check_flow_id(flow_id: str, *, generated: bool = False) -> None:
         raise ValueError(f"Flow id {flow_id!r} must not contain {' or '.join(bad)} (R9)")
 
 
+@functools.lru_cache(maxsize=256)
 def _relative_source(cls: type) -> str | None:
-    """The defining file relative to its import root, so histories match across checkouts."""
+    """The defining file relative to its import root, so histories match across checkouts.
+
+    Kept per class: every engine records it at its first start of the Flow, and finding the
+    file (``inspect.getsourcefile``) costs more than the rest of the spec.
+    """
     try:
         found = inspect.getsourcefile(cls)
     except (TypeError, OSError):
