@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import inspect
 import os
 from pathlib import Path
@@ -85,13 +84,25 @@ def check_flow_id(flow_id: str, *, generated: bool = False) -> None:
         raise ValueError(f"Flow id {flow_id!r} must not contain {' or '.join(bad)} (R9)")
 
 
-@functools.lru_cache(maxsize=256)
-def _relative_source(cls: type) -> str | None:
-    """The defining file relative to its import root, so histories match across checkouts.
+_SOURCES: dict[type, str | None] = {}
+"""``_relative_source`` by class: every engine records it at its first start of the Flow, and
+finding the file (``inspect.getsourcefile``) costs more than the rest of the spec."""
 
-    Kept per class: every engine records it at its first start of the Flow, and finding the
-    file (``inspect.getsourcefile``) costs more than the rest of the spec.
-    """
+
+def _relative_source(cls: type) -> str | None:
+    """The defining file relative to its import root (kept per class, see ``_SOURCES``)."""
+    try:
+        return _SOURCES[cls]
+    except KeyError:
+        pass
+    if len(_SOURCES) >= 256:  # classes made anew (a notebook cell run again): keep a few
+        _SOURCES.clear()
+    found = _SOURCES[cls] = _source_of(cls)
+    return found
+
+
+def _source_of(cls: type) -> str | None:
+    """The defining file relative to its import root, so histories match across checkouts."""
     try:
         found = inspect.getsourcefile(cls)
     except (TypeError, OSError):
