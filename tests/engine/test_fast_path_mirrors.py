@@ -1,9 +1,10 @@
 """Every block the fast path inlines names the general-path function it mirrors, which runs.
 
-``dexviz/engine/attempt/fast.py`` (and ``fast_async.py``, its coroutine ``execute``) copies the
-steps of one commit into a few functions (a call less per step counts there). Each such block
-says ``inlined`` and names its original as ``mirrors dexviz.<module>.<name>``: a contributor
-who changes the original finds the copy.
+``dexviz/engine/attempt/fast.py`` (with ``fast_async.py``, its coroutine ``execute``, and
+``fast_spawn.py``, its new executions and publications) copies the steps of one commit into a
+few functions (a call less per step counts there). Each such block says ``inlined`` and names
+its original as ``mirrors dexviz.<module>.<name>``: a contributor who changes the original
+finds the copy.
 This test checks that each inlined block names one, that every name resolves, and that each
 named original actually runs when the fast-path test Flows run with the fast path off, so the
 byte-for-byte comparison of ``test_fast_path.py`` covers the original as well as the copy.
@@ -22,7 +23,7 @@ from dexviz import Engine
 from tests.engine.test_fast_path import _flows
 
 ATTEMPT = Path(__file__).resolve().parents[2] / "dexviz" / "engine" / "attempt"
-FAST = (ATTEMPT / "fast.py", ATTEMPT / "fast_async.py")
+FAST = (ATTEMPT / "fast.py", ATTEMPT / "fast_async.py", ATTEMPT / "fast_spawn.py")
 NAME = re.compile(r"dexviz(?:\.\w+)+")
 
 

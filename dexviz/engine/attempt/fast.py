@@ -23,16 +23,17 @@ from types import GeneratorType
 from typing import TYPE_CHECKING, Any
 
 from dexviz.engine.attempt.fast_async import launch_execute
+from dexviz.engine.attempt.fast_spawn import message_ids, record_published, spawn
 from dexviz.engine.attempt.fast_wait import commit_wait
 from dexviz.engine.attempt.invoke import Invoker
 from dexviz.engine.attempt.step_settings import INT64, SAME_COPY, StepSettings, same_copy
-from dexviz.engine.commit.decide import CreatedPayload, Decisions
+from dexviz.engine.commit.decide import Decisions
 from dexviz.engine.commit.waits import WaitManager
 from dexviz.engine.core.completed import PlainCompleted
 from dexviz.engine.core.context import InvocationContext
-from dexviz.engine.core.effects import apply_publishes, published_event_payload
+from dexviz.engine.core.effects import apply_publishes
 from dexviz.engine.core.runners import HANDLER_EXITS, drain
-from dexviz.engine.core.state import Execution, FlowRun, Message, Phase
+from dexviz.engine.core.state import Execution, FlowRun, Phase
 from dexviz.engine.core.units import QueuedStart
 from dexviz.history.event import Event
 from dexviz.history.kinds import EventKind
@@ -53,8 +54,6 @@ _WAIT_FOR = Phase.WAIT_FOR
 _DONE = Phase.DONE
 _ATTEMPT_STARTED = EventKind.ATTEMPT_STARTED
 _EXECUTE_COMPLETED = EventKind.STEP_EXECUTE_COMPLETED
-_CREATED = EventKind.STEP_EXECUTION_CREATED
-_PUBLISHED = EventKind.MESSAGE_PUBLISHED
 _RUNNING = FlowStatus.RUNNING
 _NO_ATTRIBUTES: dict[str, Any] = {}
 """The snapshot of a run without Attributes, shared: contexts only read their snapshot."""
@@ -288,7 +287,7 @@ class FastPath:
         if rt._locks:  # no run has a lock table: nothing to release (two calls less)
             rt.release_locks(run, ex)
         source = ex.execution_id
-        published = _ids(messages) if messages else ()
+        published = message_ids(messages) if messages else ()
         # The new executions are filled in below, before anything reads the payload.
         payload = PlainCompleted(ex.first_started_ns, ex.attempt, decision, published, ())
         run.seq += 1
@@ -298,9 +297,9 @@ class FastPath:
                                ex.attempt or None, payload))
         )  # fmt: skip
         if messages:
-            self._published(run, ex, messages, events)
+            record_published(self._rt, run, ex, messages, events)
         if moves and run.status is _RUNNING and not run.closing:
-            payload._new = self._spawn(run, source, moves, events)
+            payload._new = spawn(self._rt, self, run, source, moves, events)
         if decision.kind is _GRACEFUL:
             decisions.close_decision(run, ex, decision, None)
         if messages:
@@ -310,105 +309,9 @@ class FastPath:
         if run.graceful_requested:
             decisions.check_graceful(run)
 
-    def _published(
-        self, run: FlowRun, ex: Execution, messages: list[Message], events: list[Event]
-    ) -> None:
-        """effects.emit_published, inlined: one MessagePublished per message, in order.
 
-        Mirrors dexviz.engine.core.effects.emit_published.
-        """
-        now = self._rt.scheduler.now_ns
-        source = ex.execution_id
-        flow_id, run_id, step_type = run.flow_id, run.run_id, ex.step.step_type
-        method, attempt = ex.method or None, ex.attempt or None
-        for message in messages:
-            run.seq += 1
-            payload = published_event_payload(message, source)
-            events.append(_new_event(Event, (run.seq, now, _PUBLISHED, flow_id, run_id, source,
-                                             step_type, method, attempt, payload)))  # fmt: skip
-
-    def _spawn(
-        self, run: FlowRun, source: str, moves: list[Any], events: list[Event]
-    ) -> Execution | tuple[Execution, ...]:
-        """Create, record and queue the executions of checked moves, in movement order (R16).
-
-        Decisions.create_execution and announce, inlined (mirrors
-        dexviz.engine.commit.decide.Decisions.create_execution and
-        dexviz.engine.commit.decide.Decisions.announce): ids are given in movement order and
-        each StepExecutionCreated follows in the same order, as on the general path.
-        """
-        rt = self._rt
-        now = rt.scheduler.now_ns
-        flow_id, run_id = run.flow_id, run.run_id
-        ready = rt.scheduler._ready if rt.sim is not None else None
-        executions = run.executions
-        first: Execution | None = None
-        more: list[Execution] | None = None
-        settings: StepSettings | None = None
-        # The moves alternate settings and input: a pair per two items, without the two
-        # slices and the zip a transition would otherwise build.
-        for item in moves:
-            if settings is None:
-                settings = item
-                continue
-            value = item
-            step_type = settings.step_type
-            # FlowRun.next_execution_id, inlined for a Step type the run has numbered before
-            # (mirrors dexviz.engine.core.state.FlowRun.next_execution_id).
-            if step_type == run._first_type:
-                number = run._first_count = run._first_count + 1
-                execution_id = f"{step_type}-{number}"
-            elif run._more_counts is not None and step_type in run._more_counts:
-                counts = run._more_counts
-                number = counts[step_type] = counts[step_type] + 1
-                execution_id = f"{step_type}-{number}"
-            else:
-                execution_id = run.next_execution_id(step_type)
-            execution = Execution(execution_id, settings.step, value, source, settings.options)
-            execution.parent_key = source
-            executions[execution_id] = execution
-            run.active_count += 1
-            payload: Any = (
-                {"input": value, "from_execution_id": source, "reason": "decision",
-                 "has_wait_for": settings.has_wait_for}
-                if value is None or type(value) is settings.input_type
-                # Decisions.announce's payload, for an input that is not JSON-ready as it is.
-                else CreatedPayload(value, source, "decision", settings.has_wait_for)
-            )  # fmt: skip
-            run.seq += 1
-            events.append(
-                _new_event(Event, (run.seq, now, _CREATED, flow_id, run_id, execution_id,
-                                   step_type, None, None, payload))
-            )  # fmt: skip
-            # Kernel.start_method_soon, inlined (mirrors
-            # dexviz.engine.core.kernel.Kernel.start_method_soon): a new execution is QUEUED
-            # already.
-            method = execution.method = settings.first_method
-            unit = _new_tuple(QueuedStart, (self, run, execution, method, settings))
-            if ready is not None:
-                ready.append(unit)
-            else:
-                rt.scheduler.call_soon(unit)
-            if first is None:
-                first = execution
-            elif more is None:
-                more = [first, execution]
-            else:
-                more.append(execution)
-            settings = None
-        assert first is not None
-        return first if more is None else tuple(more)
-
-_new_tuple = tuple.__new__
 _EMPTY: dict[str, Any] = {}
 """AttemptStarted's payload: empty, and shared (payloads are read-only)."""
-
-
-def _ids(messages: list[Message]) -> tuple[str, ...]:
-    """The message ids, in publication order."""
-    if len(messages) == 1:
-        return (messages[0].message_id,)
-    return tuple([m.message_id for m in messages])
 
 
 def _ending(decision: StepDecision) -> list[Any] | None:

@@ -18,8 +18,12 @@ from dexviz.sdk.decision import StepDecision
 from dexviz.sdk.results import FlowStatus
 
 if TYPE_CHECKING:
-    from dexviz.engine.attempt.fast import FastPath
     from dexviz.engine.attempt.step_settings import StepSettings
+
+FastPath = Any
+"""The :class:`~dexviz.engine.attempt.fast.FastPath` that starts the attempt (fast.py imports
+this module, so it is not imported back, not even for type checking: the layering test
+refuses the cycle)."""
 
 _RUNNING = FlowStatus.RUNNING
 
