@@ -12,8 +12,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from dexviz.engine.core.attempt_deadline import AttemptDeadline
 from dexviz.engine.core.context import InvocationContext
 from dexviz.engine.core.state import Execution, FlowRun
+from dexviz.engine.core.units import MethodTimedOut
 from dexviz.sdk.decision import StepDecision
 from dexviz.sdk.results import FlowStatus
 
@@ -48,10 +50,19 @@ def launch_execute(
     def done(result: Any, error: BaseException | None, cancelled: bool) -> None:
         finished_execute(fast, run, ex, ctx, token, result, error, cancelled, settings)
 
-    task = ex.task = fast._rt.runner.run_async(settings.execute, (ctx, value), done)
+    rt = fast._rt
+    task = ex.task = rt.runner.run_async(settings.execute, (ctx, value), done)
     if task is not None and ex.active and token == ex.attempt_token:
-        invoker._arm_timeout(run, ex, ctx, token)
-        invoker._arm_heartbeat(run, ex, ctx, token)
+        # Invoker._arm_timeout, inlined (mirrors dexviz.engine.attempt.invoke.Invoker._arm_timeout):
+        # a first attempt that starts with its method has the same deadline every time.
+        deadline = settings.first_deadline
+        if deadline is None:
+            deadline = settings.first_deadline = AttemptDeadline.of(ex, rt.now())
+        ex.method_timeout = rt.scheduler.call_at(
+            rt.now() + deadline.limit_ns, MethodTimedOut.of(rt, run, ex, ctx, token, deadline)
+        )
+        if settings.options.heartbeat_timeout:  # heartbeats.arm arms nothing without one
+            invoker._arm_heartbeat(run, ex, ctx, token)
 
 
 def finished_execute(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from dexviz.engine.core.attempt_deadline import AttemptDeadline
 from dexviz.engine.core.state import DEFAULT_OPTIONS
 from dexviz.sdk.definitions import FlowDefinition, StepDefinition
 from dexviz.sdk.options import StepOptions
@@ -25,7 +26,7 @@ class StepSettings:
 
     __slots__ = ("step", "options", "execute", "wait_for", "fast_execute", "fast_wait_for",
                  "input_type", "step_type", "first_method", "has_wait_for",
-                 "targets", "async_execute")  # fmt: skip
+                 "targets", "async_execute", "first_deadline")  # fmt: skip
 
     def __init__(self, step: StepDefinition) -> None:
         self.step = step
@@ -45,6 +46,9 @@ class StepSettings:
         # A coroutine execute still runs as a Task (fast_async); only its start and its
         # commit are the fast path's.
         self.async_execute = step.execute_is_async
+        # The deadline of a coroutine execute's first attempt, which starts with its method:
+        # the options alone decide it (set by fast_async at the first such attempt).
+        self.first_deadline: AttemptDeadline | None = None
         self.fast_wait_for = (
             step.has_wait_for
             and not step.wait_for_is_async
