@@ -164,10 +164,11 @@ def _publish(
 def recorded_faults(events: Sequence[Event]) -> list[FailAttempt | CancelExecution]:
     """The failures and cancellations a FaultPlan injected into the recorded run."""
     faults: list[FailAttempt | CancelExecution] = []
-    last_kind: dict[str, str] = {}
+    last_kind: dict[str, Any] = {}  # the kind itself: its text is made only for a fault
     for event in events:
         execution_id = event.execution_id
-        if event.kind == EventKind.ATTEMPT_FAILED and event.payload.get("reason") == "fault":
+        kind = event.kind
+        if kind == EventKind.ATTEMPT_FAILED and event.payload.get("reason") == "fault":
             faults.append(
                 FaultPlan.fail(
                     event.step_type or "",
@@ -178,14 +179,14 @@ def recorded_faults(events: Sequence[Event]) -> list[FailAttempt | CancelExecuti
                 )
             )
         elif (
-            event.kind == EventKind.EXECUTION_CANCELED
+            kind == EventKind.EXECUTION_CANCELED
             and execution_id
             and event.payload.get("by") == "fault"
             and execution_id in last_kind
         ):
-            faults.append(FaultPlan.cancel(execution_id, last_kind[execution_id]))
+            faults.append(FaultPlan.cancel(execution_id, str(last_kind[execution_id])))
         if execution_id:
-            last_kind[execution_id] = str(event.kind)
+            last_kind[execution_id] = kind
     return faults
 
 
