@@ -90,12 +90,27 @@ def _handler_for(cls: type) -> _Ready:
     if issubclass(cls, Enum):
         return _ready_enum
     if dataclasses.is_dataclass(cls):
-        names = tuple(field.name for field in dataclasses.fields(cls))
-        return lambda value: {name: to_json_ready(getattr(value, name)) for name in names}
+        return _dataclass_ready(tuple(field.name for field in dataclasses.fields(cls)))
     for base, handler in _BY_BASE:
         if issubclass(cls, base):
             return handler
     return opaque_json
+
+
+_PLAIN = frozenset({str, int, bool, type(None)})
+"""Types that are JSON-ready as they are (``_identity`` in ``_BY_TYPE``)."""
+
+
+def _dataclass_ready(names: tuple[str, ...]) -> _Ready:
+    def ready(value: object) -> object:
+        # Fields are mostly plain scalars: those are taken as they are, without a call each.
+        data = {}
+        for name in names:
+            item = getattr(value, name)
+            data[name] = item if type(item) in _PLAIN else to_json_ready(item)
+        return data
+
+    return ready
 
 
 def opaque_json(value: object) -> dict[str, object]:

@@ -9,6 +9,8 @@ generators, timers), so the hand-over points are covered too.
 
 from __future__ import annotations
 
+import asyncio
+from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import Any
 
@@ -32,7 +34,7 @@ from dexviz import (
     graceful_complete,
     heartbeat,
 )
-from dexviz.examples.contract_edit import ContractEdit, ContractEditFlow
+from dexviz.examples.contract_edit import ContractEdit, ContractEditFlow, sample_edits
 from tests.engine.flows_a import NO_RETRY, AdHocFlow, retries
 
 DONE = Channel("fp_done", int)
@@ -146,6 +148,40 @@ class Huge(Step[int]):
         return graceful_complete(2**70)
 
 
+@dataclass(frozen=True)
+class Edit:
+    """A frozen dataclass input: the fast path checks its copy as the general path does."""
+
+    n: int
+    note: str = ""
+
+
+class AsyncHop(Step[Edit]):
+    """A coroutine execute: sleeps, then moves on, fails, or returns what is no decision."""
+
+    def get_step_options(self) -> Any:
+        from dexviz import StepOptions
+
+        return StepOptions(execute_retry=retries(2))
+
+    async def execute(self, context: Any, edit: Edit) -> Any:  # type: ignore[override]
+        await asyncio.sleep(1)
+        if edit.n == 2 and context.attempt == 1:
+            raise RuntimeError("the first attempt at 2 fails")
+        if edit.n == 3:
+            return go_to(AsyncHop, replace(edit, n=4)).with_canceling_steps(Hop)
+        if edit.n == 5:
+            return go_to(AsyncHop, "not an edit")
+        if edit.n >= 6:
+            return graceful_complete(edit.n)
+        return go_to(AsyncHop, replace(edit, n=edit.n + 1))
+
+
+class FanEdits(Step[int]):
+    def execute(self, context: Context, n: int) -> StepDecision:
+        return go_to_many(*[StepMovement.of(AsyncHop, Edit(i, "x")) for i in range(n)])
+
+
 def _flows() -> dict[str, tuple[Flow[Any], Any]]:
     bad = NO_RETRY
     return {
@@ -162,6 +198,9 @@ def _flows() -> dict[str, tuple[Flow[Any], Any]]:
         "undeclared_wait": (AdHocFlow("FpUndeclared", _with(WaitsUndeclared(), bad)), 1),
         "not_a_wait": (AdHocFlow("FpNotAWait", _with(WaitsForNothing(), bad)), 1),
         "contract_edit": (ContractEditFlow(), [ContractEdit(f"r{i}") for i in range(3)]),
+        "contract_edit_exits": (ContractEditFlow(), sample_edits(8)),
+        # One coroutine at a time: test_engine_state snapshots these Flows after every commit.
+        "async": (AdHocFlow("FpAsync", FanEdits(), [AsyncHop(), Hop()]), 1),
     }
 
 

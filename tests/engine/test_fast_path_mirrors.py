@@ -1,8 +1,10 @@
 """Every block the fast path inlines names the general-path function it mirrors, which runs.
 
-``dexviz/engine/attempt/fast.py`` copies the steps of one commit into a few functions (a call less
-per step counts there). Each such block says ``inlined`` and names its original as
-``mirrors dexviz.<module>.<name>``: a contributor who changes the original finds the copy.
+``dexviz/engine/attempt/fast.py`` (with ``fast_async.py``, its coroutine ``execute``, and
+``fast_spawn.py``, its new executions and publications) copies the steps of one commit into a
+few functions (a call less per step counts there). Each such block says ``inlined`` and names
+its original as ``mirrors dexviz.<module>.<name>``: a contributor who changes the original
+finds the copy.
 This test checks that each inlined block names one, that every name resolves, and that each
 named original actually runs when the fast-path test Flows run with the fast path off, so the
 byte-for-byte comparison of ``test_fast_path.py`` covers the original as well as the copy.
@@ -20,25 +22,29 @@ from typing import Any
 from dexviz import Engine
 from tests.engine.test_fast_path import _flows
 
-FAST = Path(__file__).resolve().parents[2] / "dexviz" / "engine" / "attempt" / "fast.py"
+ATTEMPT = Path(__file__).resolve().parents[2] / "dexviz" / "engine" / "attempt"
+FAST = (ATTEMPT / "fast.py", ATTEMPT / "fast_async.py", ATTEMPT / "fast_spawn.py")
 NAME = re.compile(r"dexviz(?:\.\w+)+")
 
 
-def _blocks() -> list[tuple[int, str]]:
-    """Each ``inlined`` comment or docstring line of fast.py with the three lines after it."""
-    lines = FAST.read_text(encoding="utf-8").splitlines()
-    return [
-        (number + 1, " ".join(lines[number : number + 4]))
-        for number, line in enumerate(lines)
-        if "inlined" in line and number > 20  # past the module docstring
-    ]
+def _blocks() -> list[tuple[str, str]]:
+    """Each ``inlined`` comment or docstring line of the fast path with the three lines after it."""
+    blocks = []
+    for path in FAST:
+        lines = path.read_text(encoding="utf-8").splitlines()
+        blocks += [
+            (f"{path.name}:{number + 1}", " ".join(lines[number : number + 4]))
+            for number, line in enumerate(lines)
+            if "inlined" in line and number > 20  # past the module docstring
+        ]
+    return blocks
 
 
 def _mirrored() -> list[str]:
     names: list[str] = []
     for line, text in _blocks():
         found = NAME.findall(text[text.index("inlined") :])
-        assert found, f"fast.py:{line}: an inlined block names no original (mirrors dexviz....)"
+        assert found, f"{line}: an inlined block names no original (mirrors dexviz....)"
         names += found
     return sorted(set(names))
 

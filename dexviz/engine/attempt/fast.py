@@ -1,15 +1,17 @@
 """FastPath: the common transitions, in one place, recording what the general path records.
 
-Most transitions are a synchronous ``execute`` that returns ``go_to``, ``dead_end`` or
+Most transitions are an ``execute`` that returns ``go_to``, ``dead_end`` or
 ``graceful_complete`` (perhaps after publishing), or a synchronous ``wait_for`` that returns a
 Wait on one declared Channel, with no locks and no faults planned, in simulation. For those
 this module runs the attempt and commits its result with the per-Step settings worked out
 once, no closure per handler call, events appended straight to the unit's commit buffer, and
-no message text built before an error. Anything else, and any check that fails, is handed to
-the general path (:mod:`dexviz.engine.attempt.invoke`, :mod:`dexviz.engine.commit.decide`,
-:mod:`dexviz.engine.commit.waits`) at the point where the two would diverge, so errors, retries and
-histories are the general path's own. Both paths emit the same events in the same order
-(``tests/engine/test_fast_path.py`` compares them byte for byte).
+no message text built before an error. A coroutine ``execute`` still runs as a Task on the
+VirtualLoop; :mod:`dexviz.engine.attempt.fast_async` starts it and commits its decision.
+Anything else, and any check that fails, is handed to the general path
+(:mod:`dexviz.engine.attempt.invoke`, :mod:`dexviz.engine.commit.decide`,
+:mod:`dexviz.engine.commit.waits`) at the point where the two would diverge, so errors,
+retries and histories are the general path's own. Both paths emit the same events in the
+same order (``tests/engine/test_fast_path.py`` compares them byte for byte).
 
 The functions here are longer than elsewhere on purpose: each call is a measurable share of a
 transition (``make bench`` counts calls per transition), so the steps of one commit are inlined.
@@ -20,6 +22,8 @@ from __future__ import annotations
 from types import GeneratorType
 from typing import TYPE_CHECKING, Any
 
+from dexviz.engine.attempt.fast_async import launch_execute
+from dexviz.engine.attempt.fast_spawn import message_ids, record_published, spawn
 from dexviz.engine.attempt.fast_wait import commit_wait
 from dexviz.engine.attempt.invoke import Invoker
 from dexviz.engine.attempt.step_settings import INT64, SAME_COPY, StepSettings, same_copy
@@ -27,9 +31,9 @@ from dexviz.engine.commit.decide import Decisions
 from dexviz.engine.commit.waits import WaitManager
 from dexviz.engine.core.completed import PlainCompleted
 from dexviz.engine.core.context import InvocationContext
-from dexviz.engine.core.effects import apply_publishes, published_event_payload
+from dexviz.engine.core.effects import apply_publishes
 from dexviz.engine.core.runners import HANDLER_EXITS, drain
-from dexviz.engine.core.state import Execution, FlowRun, Message, Phase
+from dexviz.engine.core.state import Execution, FlowRun, Phase
 from dexviz.engine.core.units import QueuedStart
 from dexviz.history.event import Event
 from dexviz.history.kinds import EventKind
@@ -50,8 +54,6 @@ _WAIT_FOR = Phase.WAIT_FOR
 _DONE = Phase.DONE
 _ATTEMPT_STARTED = EventKind.ATTEMPT_STARTED
 _EXECUTE_COMPLETED = EventKind.STEP_EXECUTE_COMPLETED
-_CREATED = EventKind.STEP_EXECUTION_CREATED
-_PUBLISHED = EventKind.MESSAGE_PUBLISHED
 _RUNNING = FlowStatus.RUNNING
 _NO_ATTRIBUTES: dict[str, Any] = {}
 """The snapshot of a run without Attributes, shared: contexts only read their snapshot."""
@@ -110,14 +112,15 @@ class FastPath:
             and not faults.failures
             and faults.budget is None
             and ex.options is settings.options
-            # same_copy, inlined (mirrors dexviz.sdk.codec.CodecRegistry.roundtrip): a None
-            # input is its own copy too.
-            and (type(value) is input_type or value is None)
-            and (input_type is not int or value is None or INT64[0] <= value <= INT64[1])
             and (settings.fast_execute if method == "execute" else settings.fast_wait_for)
         ):
             self._invoker.start_general(run, ex, method)
             return
+        # same_copy, inlined (mirrors dexviz.sdk.codec.CodecRegistry.roundtrip): a None
+        # input is its own copy too; any other input gets its checked copy below.
+        copied = (type(value) is input_type or value is None) and (
+            input_type is not int or value is None or INT64[0] <= value <= INT64[1]
+        )
         # Attempt 1, in one function with the checks above: this runs on every transition.
         recorder = rt.recorder
         # The phase setter, inlined (mirrors dexviz.engine.core.state.Execution.phase): the
@@ -145,9 +148,23 @@ class FastPath:
         snapshot = dict(run._attributes) if run._attributes else _NO_ATTRIBUTES
         ex.method_snapshot = snapshot
         ctx = InvocationContext.first_attempt(run, ex, method, snapshot, self._host)
+        if not copied:
+            # The input's checked copy, inlined (mirrors
+            # dexviz.engine.attempt.invoke.Invoker.attempt): a frozen dataclass of immutable
+            # fields comes back as itself after its check.
+            try:
+                value = rt.codecs.roundtrip(
+                    step.input_type, value, operation=ctx._where + " input"
+                )
+            except Exception as error:  # noqa: BLE001 - an undecodable input fails the attempt
+                self._invoker.fail(run, ex, ctx, error, "error")
+                return
+        if method == "execute" and settings.async_execute:
+            launch_execute(self, run, ex, ctx, value, settings)
+            return
         try:
             result: Any = (settings.execute if method == "execute" else settings.wait_for)(
-                ctx, ex.input
+                ctx, value
             )
             if type(result) is GeneratorType:
                 result = drain(result, ctx)
@@ -213,14 +230,20 @@ class FastPath:
                 return None
             value = movement.input
             value_type = type(value)
-            # same_copy, inlined (mirrors dexviz.sdk.codec.CodecRegistry.roundtrip), and only
-            # for immutable scalars: anything else needs the
-            # general path's checked copy, so a caller's later mutation cannot reach it.
+            # same_copy, inlined (mirrors dexviz.sdk.codec.CodecRegistry.roundtrip), for
+            # immutable scalars; anything else gets the general path's checked copy (mirrors
+            # dexviz.engine.commit.decide.Decisions.check_move), so a caller's later mutation
+            # cannot reach it. One that fails its check is the general path's to reject.
             if value is not None and (
                 value_type is not target.input_type
                 or (value_type is int and not INT64[0] <= value <= INT64[1])
             ):
-                return None
+                try:
+                    value = self._rt.codecs.roundtrip(
+                        target.step.input_type, value, operation="go_to input"
+                    )
+                except Exception:  # noqa: BLE001 - the general path raises it with its text
+                    return None
             moves += (target, value)
         return moves
 
@@ -264,7 +287,7 @@ class FastPath:
         if rt._locks:  # no run has a lock table: nothing to release (two calls less)
             rt.release_locks(run, ex)
         source = ex.execution_id
-        published = _ids(messages) if messages else ()
+        published = message_ids(messages) if messages else ()
         # The new executions are filled in below, before anything reads the payload.
         payload = PlainCompleted(ex.first_started_ns, ex.attempt, decision, published, ())
         run.seq += 1
@@ -274,9 +297,9 @@ class FastPath:
                                ex.attempt or None, payload))
         )  # fmt: skip
         if messages:
-            self._published(run, ex, messages, events)
+            record_published(self._rt, run, ex, messages, events)
         if moves and run.status is _RUNNING and not run.closing:
-            payload._new = self._spawn(run, source, moves, events)
+            payload._new = spawn(self._rt, self, run, source, moves, events)
         if decision.kind is _GRACEFUL:
             decisions.close_decision(run, ex, decision, None)
         if messages:
@@ -286,100 +309,9 @@ class FastPath:
         if run.graceful_requested:
             decisions.check_graceful(run)
 
-    def _published(
-        self, run: FlowRun, ex: Execution, messages: list[Message], events: list[Event]
-    ) -> None:
-        """effects.emit_published, inlined: one MessagePublished per message, in order.
 
-        Mirrors dexviz.engine.core.effects.emit_published.
-        """
-        now = self._rt.scheduler.now_ns
-        source = ex.execution_id
-        flow_id, run_id, step_type = run.flow_id, run.run_id, ex.step.step_type
-        method, attempt = ex.method or None, ex.attempt or None
-        for message in messages:
-            run.seq += 1
-            payload = published_event_payload(message, source)
-            events.append(_new_event(Event, (run.seq, now, _PUBLISHED, flow_id, run_id, source,
-                                             step_type, method, attempt, payload)))  # fmt: skip
-
-    def _spawn(
-        self, run: FlowRun, source: str, moves: list[Any], events: list[Event]
-    ) -> Execution | tuple[Execution, ...]:
-        """Create, record and queue the executions of checked moves, in movement order (R16).
-
-        Decisions.create_execution and announce, inlined (mirrors
-        dexviz.engine.commit.decide.Decisions.create_execution and
-        dexviz.engine.commit.decide.Decisions.announce): ids are given in movement order and
-        each StepExecutionCreated follows in the same order, as on the general path.
-        """
-        rt = self._rt
-        now = rt.scheduler.now_ns
-        flow_id, run_id = run.flow_id, run.run_id
-        ready = rt.scheduler._ready if rt.sim is not None else None
-        executions = run.executions
-        first: Execution | None = None
-        more: list[Execution] | None = None
-        settings: StepSettings | None = None
-        # The moves alternate settings and input: a pair per two items, without the two
-        # slices and the zip a transition would otherwise build.
-        for item in moves:
-            if settings is None:
-                settings = item
-                continue
-            value = item
-            step_type = settings.step_type
-            # FlowRun.next_execution_id, inlined for a Step type the run has numbered before
-            # (mirrors dexviz.engine.core.state.FlowRun.next_execution_id).
-            if step_type == run._first_type:
-                number = run._first_count = run._first_count + 1
-                execution_id = f"{step_type}-{number}"
-            elif run._more_counts is not None and step_type in run._more_counts:
-                counts = run._more_counts
-                number = counts[step_type] = counts[step_type] + 1
-                execution_id = f"{step_type}-{number}"
-            else:
-                execution_id = run.next_execution_id(step_type)
-            execution = Execution(execution_id, settings.step, value, source, settings.options)
-            execution.parent_key = source
-            executions[execution_id] = execution
-            run.active_count += 1
-            payload = {"input": value, "from_execution_id": source, "reason": "decision",
-                       "has_wait_for": settings.has_wait_for}  # fmt: skip
-            run.seq += 1
-            events.append(
-                _new_event(Event, (run.seq, now, _CREATED, flow_id, run_id, execution_id,
-                                   step_type, None, None, payload))
-            )  # fmt: skip
-            # Kernel.start_method_soon, inlined (mirrors
-            # dexviz.engine.core.kernel.Kernel.start_method_soon): a new execution is QUEUED
-            # already.
-            method = execution.method = settings.first_method
-            unit = _new_tuple(QueuedStart, (self, run, execution, method, settings))
-            if ready is not None:
-                ready.append(unit)
-            else:
-                rt.scheduler.call_soon(unit)
-            if first is None:
-                first = execution
-            elif more is None:
-                more = [first, execution]
-            else:
-                more.append(execution)
-            settings = None
-        assert first is not None
-        return first if more is None else tuple(more)
-
-_new_tuple = tuple.__new__
 _EMPTY: dict[str, Any] = {}
 """AttemptStarted's payload: empty, and shared (payloads are read-only)."""
-
-
-def _ids(messages: list[Message]) -> tuple[str, ...]:
-    """The message ids, in publication order."""
-    if len(messages) == 1:
-        return (messages[0].message_id,)
-    return tuple([m.message_id for m in messages])
 
 
 def _ending(decision: StepDecision) -> list[Any] | None:

@@ -1,6 +1,7 @@
 """StepSettings: what the fast path works out once per registered Step.
 
-The bound handlers, whether each method can run inline (synchronous, no locks), the input type
+The bound handlers, whether each method can take the fast path (no locks; a coroutine
+``execute`` as a Task, a ``wait_for`` only when synchronous), the input type
 whose checked copy is the value itself, the first method, and the go_to targets of the Step's
 Flow by class: everything :mod:`dexviz.engine.attempt.fast` would otherwise look up per transition.
 """
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from dexviz.engine.core.attempt_deadline import AttemptDeadline
 from dexviz.engine.core.state import DEFAULT_OPTIONS
 from dexviz.sdk.definitions import FlowDefinition, StepDefinition
 from dexviz.sdk.options import StepOptions
@@ -24,7 +26,7 @@ class StepSettings:
 
     __slots__ = ("step", "options", "execute", "wait_for", "fast_execute", "fast_wait_for",
                  "input_type", "step_type", "first_method", "has_wait_for",
-                 "targets")  # fmt: skip
+                 "targets", "async_execute", "first_deadline")  # fmt: skip
 
     def __init__(self, step: StepDefinition) -> None:
         self.step = step
@@ -40,7 +42,13 @@ class StepSettings:
         options = self.options
         # Sync handlers in simulation run inline: no task, so no method timeout or heartbeat
         # window is armed; locks need the general path's queueing.
-        self.fast_execute = not step.execute_is_async and not options.execute_lock_attributes
+        self.fast_execute = not options.execute_lock_attributes
+        # A coroutine execute still runs as a Task (fast_async); only its start and its
+        # commit are the fast path's.
+        self.async_execute = step.execute_is_async
+        # The deadline of a coroutine execute's first attempt, which starts with its method:
+        # the options alone decide it (set by fast_async at the first such attempt).
+        self.first_deadline: AttemptDeadline | None = None
         self.fast_wait_for = (
             step.has_wait_for
             and not step.wait_for_is_async

@@ -77,8 +77,51 @@ def stack_trace(error: BaseException) -> str:
     tb = _from_handler(error.__traceback__)
     if tb is None:
         return ""
-    lines = traceback.TracebackException(type(error), error, tb).format()
-    return _FILE_LINE.sub(lambda m: m.group(1) + _relative(m.group(2)) + m.group(3), "".join(lines))
+    key = _trace_key(error, tb)
+    text = _TRACES.get(key) if key is not None else None
+    if text is None:
+        lines = traceback.TracebackException(type(error), error, tb).format()
+        text = _FILE_LINE.sub(
+            lambda m: m.group(1) + _relative(m.group(2)) + m.group(3), "".join(lines)
+        )
+        if key is not None:
+            if len(_TRACES) >= _TRACES_KEPT:
+                _TRACES.clear()
+            _TRACES[key] = text
+    return text
+
+
+_TRACES: dict[tuple[object, ...], str] = {}
+"""Formatted tracebacks by what they show: a retried or replayed failure raises from the same
+places again, and formatting one (source lines, the ``^^^`` marks parsed from each) costs
+more than the rest of a failed attempt."""
+_TRACES_KEPT = 512
+
+
+def _trace_key(error: BaseException, tb: TracebackType) -> tuple[object, ...] | None:
+    """What the formatted text depends on, or None when it may depend on more.
+
+    The frames (their code, instruction and line), the error's type and message, and the
+    import path and working directory the file names are made relative to. An error with a
+    cause, a context or notes, a SyntaxError and an exception group show more than that.
+    """
+    if (
+        error.__cause__ is not None
+        or error.__context__ is not None
+        or getattr(error, "__notes__", None) is not None
+        or isinstance(error, (SyntaxError, BaseExceptionGroup))
+    ):
+        return None
+    frames = []
+    current: TracebackType | None = tb
+    while current is not None:
+        frames.append((current.tb_frame.f_code, current.tb_lasti, current.tb_lineno))
+        current = current.tb_next
+    try:
+        message = str(error)
+    except Exception:  # noqa: BLE001 - traceback formats a broken __str__ itself
+        return None
+    return (type(error), message, tuple(frames), tuple(sys.path), os.getcwd())
 
 
 def _from_handler(tb: TracebackType | None) -> TracebackType | None:

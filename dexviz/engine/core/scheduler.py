@@ -15,12 +15,29 @@ SIMULATION_EPOCH_NS = 1_767_225_600_000_000_000
 """2026-01-01T00:00:00Z: where virtual time starts, so clock readings look like real dates."""
 
 
-@dataclass(order=True)
+@dataclass
 class _Timer:
+    """A timer of the heap, ordered by due time, then by when it was scheduled."""
+
     due_ns: int
     seq: int
     unit: Unit = field(compare=False)
     canceled: bool = field(default=False, compare=False)
+
+    # The order ``dataclass(order=True)`` gives, written out: the heap compares timers several
+    # times per push and pop, and the generated methods build two tuples per comparison.
+    def __lt__(self, other: _Timer) -> bool:
+        due, other_due = self.due_ns, other.due_ns
+        return due < other_due or (due == other_due and self.seq < other.seq)
+
+    def __le__(self, other: _Timer) -> bool:
+        return not other < self
+
+    def __gt__(self, other: _Timer) -> bool:
+        return other < self
+
+    def __ge__(self, other: _Timer) -> bool:
+        return not self < other
 
 
 class TimerHandle:

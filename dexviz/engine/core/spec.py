@@ -84,7 +84,24 @@ def check_flow_id(flow_id: str, *, generated: bool = False) -> None:
         raise ValueError(f"Flow id {flow_id!r} must not contain {' or '.join(bad)} (R9)")
 
 
+_SOURCES: dict[type, str | None] = {}
+"""``_relative_source`` by class: every engine records it at its first start of the Flow, and
+finding the file (``inspect.getsourcefile``) costs more than the rest of the spec."""
+
+
 def _relative_source(cls: type) -> str | None:
+    """The defining file relative to its import root (kept per class, see ``_SOURCES``)."""
+    try:
+        return _SOURCES[cls]
+    except KeyError:
+        pass
+    if len(_SOURCES) >= 256:  # classes made anew (a notebook cell run again): keep a few
+        _SOURCES.clear()
+    found = _SOURCES[cls] = _source_of(cls)
+    return found
+
+
+def _source_of(cls: type) -> str | None:
     """The defining file relative to its import root, so histories match across checkouts."""
     try:
         found = inspect.getsourcefile(cls)
