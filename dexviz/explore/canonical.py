@@ -19,9 +19,9 @@ from typing import Any
 
 from dexviz.engine.core.loop import LoopCallback
 from dexviz.engine.runtime import Runtime
+from dexviz.explore.canonical_text import Pieces, pieces_for
 from dexviz.explore.coroutines import CoroutineOpaque, describe_callback, describe_task
 from dexviz.explore.fingerprint import (
-    ADDRESS,
     RUN_NAMES,
     RUN_SKIPPED,
     Fields,
@@ -117,7 +117,8 @@ def _unit(item: Any, owners: dict[asyncio.Task[Any], str]) -> Any:
     return unit(item)
 
 
-def _names(lineage: list[tuple[str, str, str, str]], rename: dict[str, str]) -> dict[str, str]:
+def _names(lineage: list[tuple[str, str, str, Any]], rename: dict[str, str],
+           pieces: Pieces) -> dict[str, str]:
     """Each execution's canonical name, by lineage.
 
     Its parent's name, Step type and input (hashed), and its place among siblings of the same
@@ -126,8 +127,8 @@ def _names(lineage: list[tuple[str, str, str, str]], rename: dict[str, str]) -> 
     names: dict[str, str] = {}
     seen: dict[str, int] = {}
     for execution_id, parent, step_type, given in lineage:
-        key = f"{names.get(parent, parent)}|{step_type}|{replace_all(given, rename)}"
-        base = f"{step_type}@{hashlib.blake2b(key.encode(), digest_size=5).hexdigest()}"
+        key = f"{names.get(parent, parent)}|{step_type}|{pieces.moved(given, rename)}"
+        base = f"{step_type}@{pieces.base(key)}"
         count = seen[base] = seen.get(base, -1) + 1
         names[execution_id] = f"{base}.{count}"
     return names
@@ -179,17 +180,18 @@ def canonical_fingerprint(
         parts = _canonical_parts(rt, outside)
     except Opaque:
         return None
-    given = repr(start_input)
-    joined = "\x00".join((*parts.ordered, *parts.unordered)).replace(given, "<input>")
-    if ADDRESS in joined:
+    texts = pieces_for(start_input, symmetry)
+    found = texts.of((*parts.ordered, *parts.unordered))
+    if found is None:
         return None
-    lineage = [(e, p, t, i.replace(given, "<input>")) for e, p, t, i in parts.lineage]
+    lineage = [(e, p, t, texts.piece(i)) for e, p, t, i in parts.lineage]
     cut = len(parts.ordered)
 
     def digest(rename: dict[str, str]) -> str:
-        texts = replace_all(replace_all(joined, rename), _names(lineage, rename)).split("\x00")
-        return _digest("\x00".join(texts[:cut]) + "\x01" + "\x00".join(sorted(texts[cut:])))
+        names = _names(lineage, rename, texts)
+        done = [texts.renamed(texts.moved(piece, rename), names) for piece in found]
+        return _digest("\x00".join(done[:cut]) + "\x01" + "\x00".join(sorted(done[cut:])))
 
     numbered = digest({})
-    canonical = numbered if symmetry is None else digest(symmetry.canonical(joined.split("\x00")))
-    return Keys(canonical, numbered, _digest(joined))
+    canonical = numbered if symmetry is None else digest(texts.roles(found))
+    return Keys(canonical, numbered, _digest("\x00".join(p.text for p in found)))

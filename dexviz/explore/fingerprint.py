@@ -149,10 +149,13 @@ class Fields:
 
     def __call__(self, item: Any) -> tuple[Any, ...]:
         """The slots' values and the extra attributes of ``item``."""
-        slots = tuple(map(frozen_text, self.read(item)))
-        if self.options is not None:
-            slots = (*slots[: self.options], _options(slots[self.options]),
-                     *slots[self.options + 1 :])  # fmt: skip
+        values = self.read(item)
+        if self.options is None:
+            slots = tuple(map(frozen_text, values))
+        else:
+            at = self.options
+            slots = (*map(frozen_text, values[:at]), _options(values[at]),
+                     *map(frozen_text, values[at + 1 :]))  # fmt: skip
         extras = [(k, _plain(v)) for k, v in vars(item).items() if k not in self.skipped]
         return (slots, tuple(extras))
 
@@ -196,17 +199,23 @@ def frozen_text(value: Any) -> Any:
     return text[1]
 
 
-_OPTIONS: dict[int, tuple[StepOptions, str]] = {}
+_OPTIONS: dict[int, tuple[StepOptions, _Text]] = {}
 
 
 def _options(options: Any) -> Any:
-    """StepOptions are frozen and shared by a Step's executions: their repr is made once."""
+    """StepOptions are frozen and shared by a Step's executions: shown as their repr's digest.
+
+    Made once per options object. The digest is a short stand-in for a long text that every
+    description of an execution would otherwise carry (and the canonical fingerprint rewrite
+    and scan): equal options give equal digests in every process.
+    """
     if type(options) is not StepOptions:
         return options
     found = _OPTIONS.get(id(options))
     if found is None or found[0] is not options:
+        digest = hashlib.blake2b(repr(options).encode(), digest_size=12).hexdigest()
         # The options are kept, so their id is not reused while the entry lives.
-        found = _OPTIONS[id(options)] = (options, repr(options))
+        found = _OPTIONS[id(options)] = (options, _Text(f"StepOptions#{digest}"))
     return found[1]
 
 

@@ -23,6 +23,7 @@ from dexviz.examples.contract_edit import (
 from dexviz.examples.contract_edit_broken import BrokenContractEditFlow
 from dexviz.explore import checks, explore
 from dexviz.explore.api import _setup
+from dexviz.explore.canonical_text import Pieces
 from dexviz.explore.schedule_records import Setup
 from dexviz.explore.stateful import walk
 from dexviz.explore.symmetry import Symmetry
@@ -148,3 +149,11 @@ def test_symmetric_needs_the_stateful_strategy() -> None:
     with pytest.raises(ValueError, match="strategy='stateful'"):
         explore(case.flow, case.input, check=[], strategy="dfs", progress=False,
                 max_schedules=10, symmetric=[case.input[:-1]])  # fmt: skip
+
+
+def test_execution_ids_are_renamed_as_whole_tokens() -> None:
+    pieces = Pieces(0, None)
+    names = {"Step-1": "Step@ab.0"}
+    text = "w Step-1 MyStep-1 Step-12 ('Step-1', 'x')"
+    assert pieces.renamed(text, names) == "w Step@ab.0 MyStep-1 Step-12 ('Step@ab.0', 'x')"
+    assert pieces.renamed(text, {}) == text  # the same text under another renaming
