@@ -137,7 +137,9 @@ class _Run:
         self.engine.restore(point.snapshot)
         self.left = list(point.left)
         self.monitors = pickle.loads(point.monitors)
-        self.result.initial = self._state()
+        if point.digests is not None:
+            self.digests = ExecutionDigests(point.digests)
+        self.result.initial = self._state() if point.state is None else point.state
 
     def seen_before(self) -> bool:
         """Whether the last step reached a state the policy says was reached before."""
@@ -158,7 +160,10 @@ class _Run:
             monitors = pickle.dumps(self.monitors)
         except (SnapshotError, pickle.PicklingError, TypeError, AttributeError):
             return None
-        return Resume(snapshot, tuple(self.left), monitors, depth)
+        steps = self.result.steps
+        state = steps[-1].state if steps else self.result.initial
+        return Resume(snapshot, tuple(self.left), monitors, depth,
+                      None if state == UNKEYED else state, self.digests.saved())  # fmt: skip
 
     def _state(self) -> StateKey:
         sim = self.rt.sim
