@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable, Sequence, Set
 from typing import Any
 
+from dexviz.engine import engine_state
 from dexviz.engine.core.choice import FaultPoint
 from dexviz.engine.engine import Engine
 from dexviz.engine.engine_state import SnapshotError
@@ -90,6 +91,7 @@ class _Run:
         self.setup = setup
         self.policy = policy
         self.result = ScheduleResult()
+        self.shared = bench is not None
         if bench is None:
             bench = Bench(setup)
         self.chooser = bench.chooser
@@ -146,8 +148,8 @@ class _Run:
         key = self.result.steps[-1].fingerprint if self.result.steps else None
         return key is not None and self.known is not None and self.known(key)
 
-    def capture(self, depth: int) -> Resume | None:
-        """This state as a ``Resume``, or None.
+    def capture(self, depth: int, last: bool = False) -> Resume | None:
+        """This state as a ``Resume``, or None; ``last``: the schedule runs no further step.
 
         None while the engine cannot snapshot it (a coroutine handler the engine cannot
         re-drive: one awaiting a foreign future, or a timed-out one still unwinding) or a
@@ -156,7 +158,12 @@ class _Run:
         if self.result.found is not None:
             return None
         try:
-            snapshot = self.engine.snapshot()
+            if self.shared and last:
+                # The bench's engine is restored before it runs again: hand its state over.
+                with self.rt.lock:
+                    snapshot = engine_state.take_over(self.rt)
+            else:
+                snapshot = self.engine.snapshot()
             monitors = pickle.dumps(self.monitors)
         except (SnapshotError, pickle.PicklingError, TypeError, AttributeError):
             return None
@@ -360,7 +367,7 @@ def run_schedule(
             if not run.step(step):
                 break
             if step == capture and not run.seen_before():
-                result.captured = run.capture(step + 1)
+                result.captured = run.capture(step + 1, last=step + 1 >= setup.max_depth)
             step += 1
         else:
             result.outcome = "depth"
