@@ -159,7 +159,12 @@ class EngineState:
         new.flow_policies = dict(self.flow_policies)
         new.can_requested, new.can_first_seq = set(self.can_requested), dict(self.can_first_seq)
         new.now_ns, new.timer_seq = self.now_ns, self.timer_seq
-        new.ready, new.timers = list(self.ready), list(self.timers)
+        new.ready = list(self.ready)
+        # As ``copied``: a canceled timer is left out (the rest is still a heap after that).
+        timers = self.timers
+        new.timers = [t for t in timers if not t.canceled]
+        if len(new.timers) != len(timers):
+            heapq.heapify(new.timers)
         new.choice_rng, new.id_rng = self.choice_rng, self.id_rng
         new.id_millis, new.id_prefix = self.id_millis, self.id_prefix
         new.histories, new.commits = self.histories, self.commits
@@ -279,6 +284,16 @@ class EngineSnapshot:
             return self._state.copied()
         state: EngineState = NamedUnpickler(io.BytesIO(self.data), rt).load()
         return state
+
+    def held_executions(self, flow_id: str) -> dict[str, Any]:
+        """The executions of ``flow_id``'s run as this snapshot holds them (empty if none).
+
+        Only in the process that took it (a pickled snapshot holds bytes): objects that no
+        engine writes to again, since every restore copies what may change.
+        """
+        state = self._state
+        run = None if state is None else state.runs.get(flow_id)
+        return {} if run is None else run.executions
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (_loaded, (self.data, self.flow_types, self.time_ns))

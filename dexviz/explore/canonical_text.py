@@ -38,11 +38,13 @@ def _bounded(cache: dict[Any, Any]) -> dict[Any, Any]:
 class _Piece:
     """What is known of one piece of a description (after the start input's marker)."""
 
-    __slots__ = ("text", "opaque", "values", "masked", "roles", "mentions")
+    __slots__ = ("text", "opaque", "tokens", "values", "masked", "roles", "mentions")
 
     def __init__(self, text: str, symmetry: Symmetry | None) -> None:
         self.text = text
         self.opaque = ADDRESS in text
+        self.tokens = tuple(dict.fromkeys(IDS.findall(text)))
+        """The execution ids (and id-like names) in the text, once each."""
         names = () if symmetry is None else tuple(n for g in symmetry.groups for n in g)
         self.values = tuple(n for n in names if n in text)
         """The symmetric values (their names) the text holds."""
@@ -121,6 +123,15 @@ class Pieces:
             _bounded(self._moved)[key] = text
         return text
 
+    def rewritten(self, piece: _Piece, rename: dict[str, str], names: dict[str, str]) -> str:
+        """The piece with its symmetric values renamed by ``rename``, then its ids by ``names``."""
+        if piece.values and rename:
+            return self.renamed(self.moved(piece, rename), names)
+        tokens = piece.tokens
+        if not tokens:
+            return piece.text
+        return self._renamed_tokens(piece.text, tokens, names)
+
     def renamed(self, text: str, names: dict[str, str]) -> str:
         """``text`` with every execution id token renamed by ``names`` (others kept)."""
         tokens = self._tokens.get(text)
@@ -128,7 +139,11 @@ class Pieces:
             tokens = _bounded(self._tokens)[text] = tuple(dict.fromkeys(IDS.findall(text)))
         if not tokens:
             return text
-        key = (text, tuple(names.get(t) for t in tokens))
+        return self._renamed_tokens(text, tokens, names)
+
+    def _renamed_tokens(self, text: str, tokens: tuple[str, ...], names: dict[str, str]) -> str:
+        get = names.get
+        key = (text, tuple([get(t) for t in tokens]))
         found = self._renamed.get(key)
         if found is None:
             found = IDS.sub(lambda m: names.get(m.group(), m.group()), text)

@@ -173,6 +173,8 @@ class _Text:
 
 
 _IMMUTABLE = (str, int, float, bool, bytes, type(None))
+_PLAIN_TYPES = frozenset((*_IMMUTABLE, tuple, list, dict, set))
+"""Types that are never dataclasses: shown as they are, without looking further."""
 _TEXTS: dict[int, tuple[Any, _Text]] = {}
 MAX_TEXTS = 200_000
 """Cached reprs kept (each holds its value, so ids are not reused while cached)."""
@@ -184,7 +186,10 @@ def frozen_text(value: Any) -> Any:
     Inputs and messages are such records, shared by the states of an exploration (a snapshot
     copies only mutable parts); a record with a mutable field is shown afresh every time.
     """
-    params = getattr(type(value), "__dataclass_params__", None)
+    kind = type(value)
+    if kind in _PLAIN_TYPES:
+        return value
+    params = getattr(kind, "__dataclass_params__", None)
     if params is None or not params.frozen:
         return value
     found = _TEXTS.get(id(value))

@@ -21,7 +21,7 @@ from dexviz.engine.core.choice import FaultPoint
 from dexviz.engine.engine import Engine
 from dexviz.engine.engine_state import SnapshotError
 from dexviz.engine.runtime import Runtime
-from dexviz.explore.canonical import Keys, canonical_fingerprint
+from dexviz.explore.canonical import LIVE, Keys, canonical_fingerprint
 from dexviz.explore.checks import Monitor, View, monitor_state
 from dexviz.explore.fingerprint import Opaque, fingerprint
 from dexviz.explore.fingerprint import unit as describe_unit
@@ -115,6 +115,8 @@ class _Run:
         self.known: Callable[[str], bool] | None = getattr(policy, "known", None)
         self.tasks: dict[asyncio.Task[Any], str] = {}
         self.digests = ExecutionDigests()
+        # The executions of the snapshot this schedule resumed from (``canonical.LiveTexts``).
+        self.sources: dict[str, Any] | None = None
         self.keep: list[object] = []
         self.left = [a.count for a in setup.actions]
         self.monitors: list[tuple[str, Monitor]] = [(c.name, c.monitor()) for c in setup.checks]
@@ -139,6 +141,7 @@ class _Run:
         self.engine.restore(point.snapshot)
         self.left = list(point.left)
         self.monitors = pickle.loads(point.monitors)
+        self.sources = point.snapshot.held_executions(self.setup.flow_id)
         if point.digests is not None:
             self.digests = ExecutionDigests(point.digests)
         self.result.initial = self._state() if point.state is None else point.state
@@ -164,6 +167,8 @@ class _Run:
                     snapshot = engine_state.take_over(self.rt)
             else:
                 snapshot = self.engine.snapshot()
+            # The executions just described are the snapshot's now: keep their texts.
+            LIVE.keep(snapshot.held_executions(self.setup.flow_id))
             monitors = pickle.dumps(self.monitors)
         except (SnapshotError, pickle.PicklingError, TypeError, AttributeError):
             return None
@@ -273,7 +278,9 @@ class _Run:
         outside = (tuple(self.left), tuple(monitors))
         if self.canonical:
             setup = self.setup
-            keys = self.keys = canonical_fingerprint(self.rt, outside, setup.input, setup.symmetry)
+            keys = self.keys = canonical_fingerprint(
+                self.rt, outside, setup.input, setup.symmetry, self.sources
+            )
             return None if keys is None else keys.canonical
         return fingerprint(self.rt, outside)
 
