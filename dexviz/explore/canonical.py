@@ -117,7 +117,8 @@ class LiveTexts:
     as it was (every slot the same) is shown by that text.
     """
 
-    def __init__(self, limit: int = 200_000) -> None:
+    def __init__(self, limit: int = 50_000) -> None:
+        # Each entry holds its execution alive: bounded to about the frontier's live ones.
         self._kept: dict[int, tuple[Execution, str]] = {}
         self.made: list[tuple[Execution, str]] = []
         self.limit = limit

@@ -22,7 +22,7 @@ from dexviz.explore.symmetry import IDS, Symmetry
 
 __all__ = ["Pieces"]
 
-LIMIT = 200_000
+LIMIT = 100_000
 """Entries one cache keeps before it starts over (bounds memory on long explorations)."""
 
 ADDRESS = " at 0x"

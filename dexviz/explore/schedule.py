@@ -10,7 +10,6 @@ state, then runs the checks. Waiter and fault choices inside a step go to the sa
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import pickle
 import time
 from collections.abc import Callable, Sequence, Set
@@ -246,22 +245,14 @@ class _Run:
         if run is not None and events:
             self.digests.touch(run, {e.execution_id for e in events if e.execution_id})
         violated = self._check(events, step)
-        record = StepRecord(
-            step,
-            options[choice],
-            node,
-            first_seen,
-            now,
-            footprint,
-            self._state() if self.keyed is None or self.keyed(step) else UNKEYED,
-            label,
-            events,
+        state = self._state() if self.keyed is None or self.keyed(step) else UNKEYED
+        key = (
             None
             if violated or self.revisit is None or (self.wants is not None and not self.wants(step))
-            else self._fingerprint(),
+            else self._fingerprint()
         )
-        if record.fingerprint is not None and self.keys is not None:
-            record = dataclasses.replace(record, keys=self.keys)
+        record = StepRecord(step, options[choice], node, first_seen, now, footprint, state,
+                            label, events, key, None if key is None else self.keys)  # fmt: skip
         self.result.steps.append(record)
         self.policy.stepped(record)
         if violated:
