@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from dexviz.engine.attempt.invoke import disarm
 from dexviz.engine.core.attempt_deadline import AttemptDeadline
 from dexviz.engine.core.context import InvocationContext
 from dexviz.engine.core.state import Execution, FlowRun
@@ -94,13 +95,7 @@ def finished_execute(
     ):
         fast._invoker.finished(run, ex, ctx, token, result, error, cancelled)
         return
-    if ex.method_timeout is not None:
-        ex.method_timeout.cancel()
-        ex.method_timeout = None
-    if ex.heartbeat_timer is not None:
-        ex.heartbeat_timer.cancel()
-        ex.heartbeat_timer = None
-    ex.task = None
+    disarm(ex)
     moves = fast._moves(run, ctx, result, settings)
     if moves is None:
         fast._invoker.succeed(run, ex, ctx, result)

@@ -212,13 +212,7 @@ class Invoker:
         # A result for a canceled execution, a timed-out attempt or a closed Flow is dropped (R152).
         if token != ex.attempt_token or not ex.active or ctx.canceled or not run.is_open:
             return
-        if ex.method_timeout is not None:
-            ex.method_timeout.cancel()
-            ex.method_timeout = None
-        if ex.heartbeat_timer is not None:
-            ex.heartbeat_timer.cancel()
-            ex.heartbeat_timer = None
-        ex.task = None
+        disarm(ex)
         if cancelled:
             from asyncio import CancelledError  # only a coroutine handler can be cancelled
 
@@ -356,6 +350,17 @@ class Invoker:
             self.start_method_soon(run, ex, "execute")
             return
         self._decisions.fail_flow_worker(run, ex, info)
+
+
+def disarm(ex: Execution) -> None:
+    """Cancel an attempt's method timeout and heartbeat timer and forget its Task: it ended."""
+    if ex.method_timeout is not None:
+        ex.method_timeout.cancel()
+        ex.method_timeout = None
+    if ex.heartbeat_timer is not None:
+        ex.heartbeat_timer.cancel()
+        ex.heartbeat_timer = None
+    ex.task = None
 
 
 def _checked_retry_after(error: RetryAfterError, where: str) -> BaseException:
