@@ -145,6 +145,35 @@ class EngineState:
         new.coroutines, new.coroutine_places = self.coroutines, self.coroutine_places
         return new
 
+    def detached(self) -> EngineState:
+        """This state in containers of its own, holding the very objects (no copies).
+
+        For a state taken from an engine that will be restored before it runs again: the
+        restore fills the engine's containers with copies, so nothing writes to these objects
+        any more (``take_over``).
+        """
+        new = EngineState.__new__(EngineState)
+        new.runs, new.previous_runs = dict(self.runs), dict(self.previous_runs)
+        new.locks, new.stale_skips = dict(self.locks), dict(self.stale_skips)
+        new.subflow_parents, new.flow_timers = dict(self.subflow_parents), dict(self.flow_timers)
+        new.flow_policies = dict(self.flow_policies)
+        new.can_requested, new.can_first_seq = set(self.can_requested), dict(self.can_first_seq)
+        new.now_ns, new.timer_seq = self.now_ns, self.timer_seq
+        new.ready = list(self.ready)
+        # As ``copied``: a canceled timer is left out (the rest is still a heap after that).
+        timers = self.timers
+        new.timers = [t for t in timers if not t.canceled]
+        if len(new.timers) != len(timers):
+            heapq.heapify(new.timers)
+        new.choice_rng, new.id_rng = self.choice_rng, self.id_rng
+        new.id_millis, new.id_prefix = self.id_millis, self.id_prefix
+        new.histories, new.commits = self.histories, self.commits
+        new.streams = dict(self.streams)
+        commits, fired, spent = self.fault_counts
+        new.fault_counts = (commits, set(fired), spent)
+        new.coroutines, new.coroutine_places = self.coroutines, self.coroutine_places
+        return new
+
     def install(self, rt: Runtime) -> None:
         """Make ``rt``'s state this one (the containers' contents are replaced in place)."""
         sim, store, faults = rt.sim, rt.store, rt.faults
@@ -256,6 +285,16 @@ class EngineSnapshot:
         state: EngineState = NamedUnpickler(io.BytesIO(self.data), rt).load()
         return state
 
+    def held_executions(self, flow_id: str) -> dict[str, Any]:
+        """The executions of ``flow_id``'s run as this snapshot holds them (empty if none).
+
+        Only in the process that took it (a pickled snapshot holds bytes): objects that no
+        engine writes to again, since every restore copies what may change.
+        """
+        state = self._state
+        run = None if state is None else state.runs.get(flow_id)
+        return {} if run is None else run.executions
+
     def __reduce__(self) -> tuple[Any, ...]:
         return (_loaded, (self.data, self.flow_types, self.time_ns))
 
@@ -320,6 +359,23 @@ def take(rt: Runtime) -> EngineSnapshot:
         state.coroutines = tuple(flight.traces)
     else:
         state = EngineState.of(rt).copied()
+    flow_types = tuple(d.flow_type for d in rt.registry.definitions)
+    return EngineSnapshot(flow_types, state.now_ns, state=state, origin=rt)
+
+
+def take_over(rt: Runtime) -> EngineSnapshot:
+    """``take(rt)``, but the snapshot takes the engine's state objects instead of copying them.
+
+    Only for an engine that is restored before it runs a unit again (the explorer's bench,
+    which restores a state, runs one step and snapshots the result): from then on the
+    snapshot is the only holder of those objects. A state with coroutine handlers in flight
+    is copied as ``take`` does (its tasks stay with the engine).
+    """
+    if rt.closed or rt.sim is None or rt.recorder._pending:
+        return take(rt)  # take raises the fitting error
+    if (rt._loop is not None and rt._loop.pending_tasks()) or not _records_only(rt):
+        return take(rt)
+    state = EngineState.of(rt).detached()
     flow_types = tuple(d.flow_type for d in rt.registry.definitions)
     return EngineSnapshot(flow_types, state.now_ns, state=state, origin=rt)
 

@@ -13,15 +13,19 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Any
 
 from dexviz.engine.core.loop import LoopCallback
+from dexviz.engine.core.state import Execution
 from dexviz.engine.runtime import Runtime
+from dexviz.engine.state_copy import settled
+from dexviz.explore.canonical_text import Pieces, pieces_for
 from dexviz.explore.coroutines import CoroutineOpaque, describe_callback, describe_task
 from dexviz.explore.fingerprint import (
-    ADDRESS,
+    EXECUTION_NAMES,
     RUN_NAMES,
     RUN_SKIPPED,
     Fields,
@@ -29,6 +33,7 @@ from dexviz.explore.fingerprint import (
     describe_execution,
     describe_messages,
     faults_left,
+    frozen_text,
     message_ranks,
     one_run,
     running,
@@ -64,13 +69,102 @@ _DESCRIBED = SettledMemo()
 """Settled executions without held messages, described (their text needs no message ranks)."""
 
 
-def _described(ex: Any, rank: dict[int, int]) -> str:
+_SHOWN = attrgetter(*EXECUTION_NAMES)
+_HANDLES = frozenset({"method_timeout", "heartbeat_timer"})
+"""Shown only as there or not (``describe_execution``): a copy holds a copy of the handle."""
+
+
+def _unchanged(ex: Execution, source: Execution) -> bool:
+    """Whether ``describe_execution`` shows ``ex`` as it shows ``source``.
+
+    Compared part by part as the description reads them: the shown slots and extra fields by
+    equality (shared values are the very same objects), the handles by whether they are
+    there, the timers by what is shown of them. Its Task and Step are not shown.
+    """
+    try:
+        if _SHOWN(ex) != _SHOWN(source) or (ex.pending_unit is None) != (
+            source.pending_unit is None
+        ):
+            return False
+        mine, theirs = ex.__dict__, source.__dict__
+        return list(mine) == list(theirs) and all(
+            value is theirs[name] or _same_extra(name, value, theirs[name])
+            for name, value in mine.items()
+        )
+    except Exception:  # noqa: BLE001 - a value that cannot be compared: describe it afresh
+        return False
+
+
+def _same_extra(name: str, value: Any, other: Any) -> bool:
+    if name in _HANDLES:
+        return (value is None) == (other is None)
+    if name == "_timers":
+        return list(map(_timer, value or ())) == list(map(_timer, other or ()))
+    return bool(value == other)
+
+
+def _timer(timer: Any) -> tuple[Any, ...]:
+    return (timer.index, timer.condition_id, timer.fire_at_ns, timer.done)
+
+
+class LiveTexts:
+    """Descriptions of live executions, reused for their unchanged copies in later states.
+
+    A live execution is copied on every restore, so it is never met twice by identity. But
+    an execution described just before the explorer snapshots the state is one the snapshot
+    holds (handed over, ``engine_state.take_over``, or copied) and never changes again: its
+    text is kept (``keep``), and a copy restored from that snapshot that the next step left
+    as it was (every slot the same) is shown by that text.
+    """
+
+    def __init__(self, limit: int = 50_000) -> None:
+        # Each entry holds its execution alive: bounded to about the frontier's live ones.
+        self._kept: dict[int, tuple[Execution, str]] = {}
+        self.made: list[tuple[Execution, str]] = []
+        self.limit = limit
+
+    def text(self, ex: Execution, source: Execution | None, make: Callable[[], str]) -> str:
+        """The description of ``ex``: ``source``'s when it is kept and ``ex`` is unchanged."""
+        text = None
+        if source is not None:
+            found = self._kept.get(id(source))
+            if found is not None and found[0] is source and _unchanged(ex, source):
+                text = found[1]
+        if text is None:
+            text = make()
+        self.made.append((ex, text))
+        return text
+
+    def keep(self, held: Mapping[str, Execution]) -> None:
+        """Keep the texts made last of the executions ``held`` (a snapshot's) by identity."""
+        kept = self._kept
+        if len(kept) >= self.limit:
+            kept.clear()
+        for ex, text in self.made:
+            copy = held.get(ex.execution_id)
+            # The very object (handed over), or a copy of it that holds the same.
+            if copy is ex or (copy is not None and _unchanged(copy, ex)):
+                kept[id(copy)] = (copy, text)
+        self.made = []
+
+
+LIVE = LiveTexts()
+
+
+def _described(
+    ex: Any, rank: dict[int, int], sources: Mapping[str, Execution] | None = None
+) -> str:
     if ex.held_messages:
         return repr(describe_execution(ex, rank))
-    return _DESCRIBED.text(ex, lambda e: repr(describe_execution(e, rank)))
+    if settled(ex):
+        return _DESCRIBED.text(ex, lambda e: repr(describe_execution(e, rank)))
+    source = None if sources is None else sources.get(ex.execution_id)
+    return LIVE.text(ex, source, lambda: repr(describe_execution(ex, rank)))
 
 
-def _canonical_parts(rt: Runtime, outside: Sequence[Any]) -> _Parts:
+def _canonical_parts(
+    rt: Runtime, outside: Sequence[Any], sources: Mapping[str, Execution] | None = None
+) -> _Parts:
     run = one_run(rt, coroutines=True)
     sim = rt.sim
     assert sim is not None
@@ -82,8 +176,9 @@ def _canonical_parts(rt: Runtime, outside: Sequence[Any]) -> _Parts:
     parts.unordered.extend(f"w {k} {w.execution_id}" for k, ws in run.waiters.items() for w in ws)
     owners: dict[asyncio.Task[Any], str] = {}
     for ex in run.executions.values():
-        parts.unordered.append(_described(ex, rank))
-        parts.lineage.append((ex.execution_id, ex.from_execution_id, ex.step_type, repr(ex.input)))
+        parts.unordered.append(_described(ex, rank, sources))
+        given = repr(frozen_text(ex.input))  # an input's repr, made once for a frozen record
+        parts.lineage.append((ex.execution_id, ex.from_execution_id, ex.step_type, given))
         if isinstance(ex.task, asyncio.Task):
             owners[ex.task] = ex.execution_id
         if running(ex):
@@ -117,7 +212,8 @@ def _unit(item: Any, owners: dict[asyncio.Task[Any], str]) -> Any:
     return unit(item)
 
 
-def _names(lineage: list[tuple[str, str, str, str]], rename: dict[str, str]) -> dict[str, str]:
+def _names(lineage: list[tuple[str, str, str, Any]], rename: dict[str, str],
+           pieces: Pieces) -> dict[str, str]:
     """Each execution's canonical name, by lineage.
 
     Its parent's name, Step type and input (hashed), and its place among siblings of the same
@@ -126,8 +222,8 @@ def _names(lineage: list[tuple[str, str, str, str]], rename: dict[str, str]) -> 
     names: dict[str, str] = {}
     seen: dict[str, int] = {}
     for execution_id, parent, step_type, given in lineage:
-        key = f"{names.get(parent, parent)}|{step_type}|{replace_all(given, rename)}"
-        base = f"{step_type}@{hashlib.blake2b(key.encode(), digest_size=5).hexdigest()}"
+        key = f"{names.get(parent, parent)}|{step_type}|{pieces.moved(given, rename)}"
+        base = f"{step_type}@{pieces.base(key)}"
         count = seen[base] = seen.get(base, -1) + 1
         names[execution_id] = f"{base}.{count}"
     return names
@@ -164,7 +260,11 @@ def _digest(text: str) -> str:
 
 
 def canonical_fingerprint(
-    rt: Runtime, outside: Sequence[Any], start_input: Any, symmetry: Symmetry | None = None
+    rt: Runtime,
+    outside: Sequence[Any],
+    start_input: Any,
+    symmetry: Symmetry | None = None,
+    sources: Mapping[str, Execution] | None = None,
 ) -> Keys | None:
     """The digest of the state up to execution numbering (and ``symmetry``), or None.
 
@@ -173,23 +273,27 @@ def canonical_fingerprint(
     were created is not part of the state; the start input (the same in every state) is one
     marker, so that a symmetry permuting its values leaves it alone. A suspended coroutine
     handler is described by its frames (``explore.coroutines``). None when a part cannot be
-    described soundly.
+    described soundly. ``sources``: the executions of the snapshot the state was restored
+    from, whose kept descriptions serve their unchanged copies (``LiveTexts``).
     """
+    LIVE.made = []
     try:
-        parts = _canonical_parts(rt, outside)
+        parts = _canonical_parts(rt, outside, sources)
     except Opaque:
         return None
-    given = repr(start_input)
-    joined = "\x00".join((*parts.ordered, *parts.unordered)).replace(given, "<input>")
-    if ADDRESS in joined:
+    texts = pieces_for(start_input, symmetry)
+    found = texts.of((*parts.ordered, *parts.unordered))
+    if found is None:
         return None
-    lineage = [(e, p, t, i.replace(given, "<input>")) for e, p, t, i in parts.lineage]
+    lineage = [(e, p, t, texts.piece(i)) for e, p, t, i in parts.lineage]
     cut = len(parts.ordered)
 
     def digest(rename: dict[str, str]) -> str:
-        texts = replace_all(replace_all(joined, rename), _names(lineage, rename)).split("\x00")
-        return _digest("\x00".join(texts[:cut]) + "\x01" + "\x00".join(sorted(texts[cut:])))
+        names = _names(lineage, rename, texts)
+        rewrite = texts.rewritten
+        done = [rewrite(piece, rename, names) for piece in found]
+        return _digest("\x00".join(done[:cut]) + "\x01" + "\x00".join(sorted(done[cut:])))
 
     numbered = digest({})
-    canonical = numbered if symmetry is None else digest(symmetry.canonical(joined.split("\x00")))
-    return Keys(canonical, numbered, _digest(joined))
+    canonical = numbered if symmetry is None else digest(texts.roles(found))
+    return Keys(canonical, numbered, _digest("\x00".join(p.text for p in found)))

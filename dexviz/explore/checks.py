@@ -63,7 +63,11 @@ class View:
     @cached_property
     def active_ids(self) -> frozenset[str]:
         """The ids of the executions still active."""
-        return frozenset(a.execution_id for a in self.flow_state.active_executions)
+        run = self.engine.runtime.runs.get(self.flow_id)
+        if run is None:
+            return frozenset(a.execution_id for a in self.flow_state.active_executions)
+        # As ``FlowState.of`` picks its active executions, without building the whole state.
+        return frozenset(e.execution_id for e in run.executions.values() if e.active and e.counted)
 
 
 class Monitor(Protocol):

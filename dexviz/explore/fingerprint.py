@@ -149,10 +149,13 @@ class Fields:
 
     def __call__(self, item: Any) -> tuple[Any, ...]:
         """The slots' values and the extra attributes of ``item``."""
-        slots = tuple(map(frozen_text, self.read(item)))
-        if self.options is not None:
-            slots = (*slots[: self.options], _options(slots[self.options]),
-                     *slots[self.options + 1 :])  # fmt: skip
+        values = self.read(item)
+        if self.options is None:
+            slots = tuple(map(frozen_text, values))
+        else:
+            at = self.options
+            slots = (*map(frozen_text, values[:at]), _options(values[at]),
+                     *map(frozen_text, values[at + 1 :]))  # fmt: skip
         extras = [(k, _plain(v)) for k, v in vars(item).items() if k not in self.skipped]
         return (slots, tuple(extras))
 
@@ -170,6 +173,8 @@ class _Text:
 
 
 _IMMUTABLE = (str, int, float, bool, bytes, type(None))
+_PLAIN_TYPES = frozenset((*_IMMUTABLE, tuple, list, dict, set))
+"""Types that are never dataclasses: shown as they are, without looking further."""
 _TEXTS: dict[int, tuple[Any, _Text]] = {}
 MAX_TEXTS = 200_000
 """Cached reprs kept (each holds its value, so ids are not reused while cached)."""
@@ -181,7 +186,10 @@ def frozen_text(value: Any) -> Any:
     Inputs and messages are such records, shared by the states of an exploration (a snapshot
     copies only mutable parts); a record with a mutable field is shown afresh every time.
     """
-    params = getattr(type(value), "__dataclass_params__", None)
+    kind = type(value)
+    if kind in _PLAIN_TYPES:
+        return value
+    params = getattr(kind, "__dataclass_params__", None)
     if params is None or not params.frozen:
         return value
     found = _TEXTS.get(id(value))
@@ -196,17 +204,23 @@ def frozen_text(value: Any) -> Any:
     return text[1]
 
 
-_OPTIONS: dict[int, tuple[StepOptions, str]] = {}
+_OPTIONS: dict[int, tuple[StepOptions, _Text]] = {}
 
 
 def _options(options: Any) -> Any:
-    """StepOptions are frozen and shared by a Step's executions: their repr is made once."""
+    """StepOptions are frozen and shared by a Step's executions: shown as their repr's digest.
+
+    Made once per options object. The digest is a short stand-in for a long text that every
+    description of an execution would otherwise carry (and the canonical fingerprint rewrite
+    and scan): equal options give equal digests in every process.
+    """
     if type(options) is not StepOptions:
         return options
     found = _OPTIONS.get(id(options))
     if found is None or found[0] is not options:
+        digest = hashlib.blake2b(repr(options).encode(), digest_size=12).hexdigest()
         # The options are kept, so their id is not reused while the entry lives.
-        found = _OPTIONS[id(options)] = (options, repr(options))
+        found = _OPTIONS[id(options)] = (options, _Text(f"StepOptions#{digest}"))
     return found[1]
 
 

@@ -10,17 +10,17 @@ state, then runs the checks. Waiter and fault choices inside a step go to the sa
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import pickle
 import time
 from collections.abc import Callable, Sequence, Set
 from typing import Any
 
+from dexviz.engine import engine_state
 from dexviz.engine.core.choice import FaultPoint
 from dexviz.engine.engine import Engine
 from dexviz.engine.engine_state import SnapshotError
 from dexviz.engine.runtime import Runtime
-from dexviz.explore.canonical import Keys, canonical_fingerprint
+from dexviz.explore.canonical import LIVE, Keys, canonical_fingerprint
 from dexviz.explore.checks import Monitor, View, monitor_state
 from dexviz.explore.fingerprint import Opaque, fingerprint
 from dexviz.explore.fingerprint import unit as describe_unit
@@ -90,6 +90,7 @@ class _Run:
         self.setup = setup
         self.policy = policy
         self.result = ScheduleResult()
+        self.shared = bench is not None
         if bench is None:
             bench = Bench(setup)
         self.chooser = bench.chooser
@@ -113,6 +114,8 @@ class _Run:
         self.known: Callable[[str], bool] | None = getattr(policy, "known", None)
         self.tasks: dict[asyncio.Task[Any], str] = {}
         self.digests = ExecutionDigests()
+        # The executions of the snapshot this schedule resumed from (``canonical.LiveTexts``).
+        self.sources: dict[str, Any] | None = None
         self.keep: list[object] = []
         self.left = [a.count for a in setup.actions]
         self.monitors: list[tuple[str, Monitor]] = [(c.name, c.monitor()) for c in setup.checks]
@@ -137,15 +140,18 @@ class _Run:
         self.engine.restore(point.snapshot)
         self.left = list(point.left)
         self.monitors = pickle.loads(point.monitors)
-        self.result.initial = self._state()
+        self.sources = point.snapshot.held_executions(self.setup.flow_id)
+        if point.digests is not None:
+            self.digests = ExecutionDigests(point.digests)
+        self.result.initial = self._state() if point.state is None else point.state
 
     def seen_before(self) -> bool:
         """Whether the last step reached a state the policy says was reached before."""
         key = self.result.steps[-1].fingerprint if self.result.steps else None
         return key is not None and self.known is not None and self.known(key)
 
-    def capture(self, depth: int) -> Resume | None:
-        """This state as a ``Resume``, or None.
+    def capture(self, depth: int, last: bool = False) -> Resume | None:
+        """This state as a ``Resume``, or None; ``last``: the schedule runs no further step.
 
         None while the engine cannot snapshot it (a coroutine handler the engine cannot
         re-drive: one awaiting a foreign future, or a timed-out one still unwinding) or a
@@ -154,11 +160,21 @@ class _Run:
         if self.result.found is not None:
             return None
         try:
-            snapshot = self.engine.snapshot()
+            if self.shared and last:
+                # The bench's engine is restored before it runs again: hand its state over.
+                with self.rt.lock:
+                    snapshot = engine_state.take_over(self.rt)
+            else:
+                snapshot = self.engine.snapshot()
+            # The executions just described are the snapshot's now: keep their texts.
+            LIVE.keep(snapshot.held_executions(self.setup.flow_id))
             monitors = pickle.dumps(self.monitors)
         except (SnapshotError, pickle.PicklingError, TypeError, AttributeError):
             return None
-        return Resume(snapshot, tuple(self.left), monitors, depth)
+        steps = self.result.steps
+        state = steps[-1].state if steps else self.result.initial
+        return Resume(snapshot, tuple(self.left), monitors, depth,
+                      None if state == UNKEYED else state, self.digests.saved())  # fmt: skip
 
     def _state(self) -> StateKey:
         sim = self.rt.sim
@@ -229,22 +245,14 @@ class _Run:
         if run is not None and events:
             self.digests.touch(run, {e.execution_id for e in events if e.execution_id})
         violated = self._check(events, step)
-        record = StepRecord(
-            step,
-            options[choice],
-            node,
-            first_seen,
-            now,
-            footprint,
-            self._state() if self.keyed is None or self.keyed(step) else UNKEYED,
-            label,
-            events,
+        state = self._state() if self.keyed is None or self.keyed(step) else UNKEYED
+        key = (
             None
             if violated or self.revisit is None or (self.wants is not None and not self.wants(step))
-            else self._fingerprint(),
+            else self._fingerprint()
         )
-        if record.fingerprint is not None and self.keys is not None:
-            record = dataclasses.replace(record, keys=self.keys)
+        record = StepRecord(step, options[choice], node, first_seen, now, footprint, state,
+                            label, events, key, None if key is None else self.keys)  # fmt: skip
         self.result.steps.append(record)
         self.policy.stepped(record)
         if violated:
@@ -261,7 +269,9 @@ class _Run:
         outside = (tuple(self.left), tuple(monitors))
         if self.canonical:
             setup = self.setup
-            keys = self.keys = canonical_fingerprint(self.rt, outside, setup.input, setup.symmetry)
+            keys = self.keys = canonical_fingerprint(
+                self.rt, outside, setup.input, setup.symmetry, self.sources
+            )
             return None if keys is None else keys.canonical
         return fingerprint(self.rt, outside)
 
@@ -355,7 +365,7 @@ def run_schedule(
             if not run.step(step):
                 break
             if step == capture and not run.seen_before():
-                result.captured = run.capture(step + 1)
+                result.captured = run.capture(step + 1, last=step + 1 >= setup.max_depth)
             step += 1
         else:
             result.outcome = "depth"

@@ -99,6 +99,10 @@ class Resume:
     left: tuple[int, ...]
     monitors: bytes
     depth: int
+    state: StateKey | None = None
+    """The state's canonical key when it was taken: a resume need not describe it again."""
+    digests: dict[str, str] | None = None
+    """The executions' digests then (``state_key.ExecutionDigests``), to go on from."""
 
 
 @dataclass(frozen=True)

@@ -69,8 +69,12 @@ _DIGESTS = SettledMemo()
 class ExecutionDigests:
     """Each execution's canonical description, hashed, recomputed only when a step touched it."""
 
-    def __init__(self) -> None:
-        self._digests: dict[str, str] = {}
+    def __init__(self, saved: dict[str, str] | None = None) -> None:
+        self._digests: dict[str, str] = {} if saved is None else dict(saved)
+
+    def saved(self) -> dict[str, str]:
+        """The digests now, to go on from in a schedule resumed at this state."""
+        return dict(self._digests)
 
     def touch(self, run: FlowRun, execution_ids: Iterable[str]) -> None:
         """Recompute the executions a step's events named (and any new one)."""

@@ -87,7 +87,7 @@ class StateHandle:
         No snapshot when ``known`` says the successor's fingerprint was seen: it will not be
         expanded.
         """
-        cut = dataclasses.replace(setup, max_depth=self.depth + 1)
+        cut = _cut(setup, self.depth + 1)
         policy = _ExpandPolicy(self.trace[self.base_choices :] + suffix, self.depth, known)
         base = self.base
         if isinstance(base, SnapshotRef):
@@ -109,6 +109,20 @@ class StateHandle:
     def offset(self) -> int:
         """The depth the restore starts at: steps before it are not in its result."""
         return 0 if self.base is None else self.base.depth
+
+
+_CUTS: dict[tuple[int, int], tuple[Setup, Setup]] = {}
+
+
+def _cut(setup: Setup, depth: int) -> Setup:
+    """``setup`` bounded at ``depth`` steps, made once per setup and depth."""
+    found = _CUTS.get((id(setup), depth))
+    if found is None or found[0] is not setup:
+        if len(_CUTS) >= 10_000:
+            _CUTS.clear()
+        # The setup is kept with its cut, so its id is not reused while the entry lives.
+        found = _CUTS[(id(setup), depth)] = (setup, dataclasses.replace(setup, max_depth=depth))
+    return found[1]
 
 
 class _ExpandPolicy:

@@ -109,12 +109,13 @@ class Symmetry:
 
     @staticmethod
     def _role(texts: Sequence[str], name: str, names: tuple[str, ...]) -> tuple[str, ...]:
-        mentions = []
-        for text in texts:
-            if name in text:
-                masked = text.replace(name, "\x02self")
-                for other in names:
-                    if other in masked:
-                        masked = masked.replace(other, "\x02other")
-                mentions.append(masked)
-        return tuple(sorted(mentions))
+        return tuple(sorted(Symmetry.mention(t, name, names) for t in texts if name in t))
+
+    @staticmethod
+    def mention(text: str, name: str, names: tuple[str, ...]) -> str:
+        """``text`` (with ids masked) as a mention of ``name``: it "self", the group "other"."""
+        masked = text.replace(name, "\x02self")
+        for other in names:
+            if other in masked:
+                masked = masked.replace(other, "\x02other")
+        return masked

@@ -9,6 +9,8 @@ phase, attempt and input, completions, time, pending work).
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -23,6 +25,8 @@ from dexviz.examples.contract_edit import (
 from dexviz.examples.contract_edit_broken import BrokenContractEditFlow
 from dexviz.explore import checks, explore
 from dexviz.explore.api import _setup
+from dexviz.explore.canonical import LiveTexts
+from dexviz.explore.canonical_text import Pieces
 from dexviz.explore.schedule_records import Setup
 from dexviz.explore.stateful import walk
 from dexviz.explore.symmetry import Symmetry
@@ -148,3 +152,31 @@ def test_symmetric_needs_the_stateful_strategy() -> None:
     with pytest.raises(ValueError, match="strategy='stateful'"):
         explore(case.flow, case.input, check=[], strategy="dfs", progress=False,
                 max_schedules=10, symmetric=[case.input[:-1]])  # fmt: skip
+
+
+def test_execution_ids_are_renamed_as_whole_tokens() -> None:
+    pieces = Pieces(0, None)
+    names = {"Step-1": "Step@ab.0"}
+    text = "w Step-1 MyStep-1 Step-12 ('Step-1', 'x')"
+    assert pieces.renamed(text, names) == "w Step@ab.0 MyStep-1 Step-12 ('Step@ab.0', 'x')"
+    assert pieces.renamed(text, {}) == text  # the same text under another renaming
+
+
+@pytest.mark.parametrize("case", SOUNDNESS_CASES[:4] + [_contract(3)], ids=lambda c: c.name)
+def test_a_kept_description_of_a_live_execution_is_the_one_made_afresh(
+    case: Case, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    reused = 0
+    text = LiveTexts.text
+
+    def checked(self: LiveTexts, ex: Any, source: Any, make: Callable[[], str]) -> str:
+        nonlocal reused
+        reused += source is not None and id(source) in self._kept
+        found = text(self, ex, source, make)
+        assert found == make(), f"{case.name}: {ex.execution_id} shown by a stale text"
+        return found
+
+    monkeypatch.setattr(LiveTexts, "text", checked)
+    for _ in walk(_setup_of(case), max_states=WALK_BOUND):
+        pass
+    assert reused > 0

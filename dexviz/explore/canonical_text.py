@@ -1,0 +1,173 @@
+"""Rewriting a state's description piece by piece, each rewrite made once and cached.
+
+A canonical fingerprint (``explore.canonical``) is the description of a state — one text per
+execution, waiter, ready unit, timer, lock, plus the run's own fields — with the declared
+symmetry's values renamed by role and the execution ids (``Type-N``) renamed by lineage.
+Neighbouring states share almost every piece (a step changes one or two executions), and the
+same piece meets the same renaming again and again, so each piece's facts (does it name an
+object by address, which symmetric values it holds, which ids, its text with ids masked) and
+each of its rewrites are kept by their text.
+
+Ids are renamed as whole tokens (``IDS``): a longer name that merely contains an id
+(``MyStep-12`` around ``Step-1``) is left as it is, so renaming never cuts into it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from dexviz.explore.symmetry import IDS, Symmetry
+
+__all__ = ["Pieces"]
+
+LIMIT = 100_000
+"""Entries one cache keeps before it starts over (bounds memory on long explorations)."""
+
+ADDRESS = " at 0x"
+"""In a default repr: the object is named, not described, so the state has no fingerprint."""
+
+
+def _bounded(cache: dict[Any, Any]) -> dict[Any, Any]:
+    if len(cache) >= LIMIT:
+        cache.clear()
+    return cache
+
+
+class _Piece:
+    """What is known of one piece of a description (after the start input's marker)."""
+
+    __slots__ = ("text", "opaque", "tokens", "values", "masked", "roles", "mentions")
+
+    def __init__(self, text: str, symmetry: Symmetry | None) -> None:
+        self.text = text
+        self.opaque = ADDRESS in text
+        self.tokens = tuple(dict.fromkeys(IDS.findall(text)))
+        """The execution ids (and id-like names) in the text, once each."""
+        names = () if symmetry is None else tuple(n for g in symmetry.groups for n in g)
+        self.values = tuple(n for n in names if n in text)
+        """The symmetric values (their names) the text holds."""
+        self.masked = IDS.sub("#", text) if names else ""
+        """The text with execution ids masked: a value's role must not depend on numbering."""
+        self.roles = tuple(n for n in names if n in self.masked)
+        """The symmetric values the masked text holds (those whose role it tells)."""
+        self.mentions: dict[str, str] = {}
+
+
+class Pieces:
+    """The caches of one exploration's descriptions: one start input, one symmetry."""
+
+    def __init__(self, start_input: Any, symmetry: Symmetry | None) -> None:
+        self.given = repr(start_input)
+        self.symmetry = symmetry
+        self._pieces: dict[str, _Piece] = {}
+        self._moved: dict[tuple[str, tuple[str, ...]], str] = {}
+        self._tokens: dict[str, tuple[str, ...]] = {}
+        self._renamed: dict[tuple[str, tuple[str | None, ...]], str] = {}
+        self._bases: dict[str, str] = {}
+
+    def of(self, texts: Iterable[str]) -> list[_Piece] | None:
+        """Each text as a piece (the start input marked); None if one names an address."""
+        found, make = self._pieces, self.piece
+        pieces = []
+        for text in texts:
+            piece = found.get(text) or make(text)
+            if piece.opaque:
+                return None
+            pieces.append(piece)
+        return pieces
+
+    def piece(self, text: str) -> _Piece:
+        """``text`` as a piece (the start input marked), whatever it names."""
+        piece = self._pieces.get(text)
+        if piece is None:
+            marked = text.replace(self.given, "<input>")
+            piece = _bounded(self._pieces)[text] = _Piece(marked, self.symmetry)
+        return piece
+
+    def roles(self, pieces: Sequence[_Piece]) -> dict[str, str]:
+        """The symmetry's renaming, chosen from the pieces (``Symmetry.canonical``'s rule)."""
+        symmetry = self.symmetry
+        assert symmetry is not None
+        mapping: dict[str, str] = {}
+        for g, names in enumerate(symmetry.groups):
+            mentions: dict[str, list[str]] = {name: [] for name in names}
+            for piece in pieces:
+                for name in piece.roles:
+                    if name in mentions:
+                        mentions[name].append(self._mention(piece, name, names))
+            roles = sorted((tuple(sorted(mentions[name])), i) for i, name in enumerate(names))
+            for rank, (_, i) in enumerate(roles):
+                mapping[names[i]] = f"'<{g}.{rank}>'"
+        return mapping
+
+    @staticmethod
+    def _mention(piece: _Piece, name: str, names: tuple[str, ...]) -> str:
+        found = piece.mentions.get(name)
+        if found is None:
+            found = Symmetry.mention(piece.masked, name, names)
+            piece.mentions[name] = found
+        return found
+
+    def moved(self, piece: _Piece, rename: dict[str, str]) -> str:
+        """The piece's text with its symmetric values renamed by ``rename``."""
+        if not piece.values or not rename:
+            return piece.text
+        key = (piece.text, tuple(rename[n] for n in piece.values))
+        text = self._moved.get(key)
+        if text is None:
+            text = piece.text
+            for name in sorted(piece.values, key=len, reverse=True):
+                text = text.replace(name, rename[name])
+            _bounded(self._moved)[key] = text
+        return text
+
+    def rewritten(self, piece: _Piece, rename: dict[str, str], names: dict[str, str]) -> str:
+        """The piece with its symmetric values renamed by ``rename``, then its ids by ``names``."""
+        if piece.values and rename:
+            return self.renamed(self.moved(piece, rename), names)
+        tokens = piece.tokens
+        if not tokens:
+            return piece.text
+        return self._renamed_tokens(piece.text, tokens, names)
+
+    def renamed(self, text: str, names: dict[str, str]) -> str:
+        """``text`` with every execution id token renamed by ``names`` (others kept)."""
+        tokens = self._tokens.get(text)
+        if tokens is None:
+            tokens = _bounded(self._tokens)[text] = tuple(dict.fromkeys(IDS.findall(text)))
+        if not tokens:
+            return text
+        return self._renamed_tokens(text, tokens, names)
+
+    def _renamed_tokens(self, text: str, tokens: tuple[str, ...], names: dict[str, str]) -> str:
+        get = names.get
+        key = (text, tuple([get(t) for t in tokens]))
+        found = self._renamed.get(key)
+        if found is None:
+            found = IDS.sub(lambda m: names.get(m.group(), m.group()), text)
+            _bounded(self._renamed)[key] = found
+        return found
+
+    def base(self, key: str) -> str:
+        """A lineage key's short hash (the part of a canonical name that is not a count)."""
+        found = self._bases.get(key)
+        if found is None:
+            found = hashlib.blake2b(key.encode(), digest_size=5).hexdigest()
+            _bounded(self._bases)[key] = found
+        return found
+
+
+_CACHES: dict[tuple[str, Symmetry | None], Pieces] = {}
+
+
+def pieces_for(start_input: Any, symmetry: Symmetry | None) -> Pieces:
+    """The caches for explorations of this start input and symmetry (kept for the process)."""
+    key = (repr(start_input), symmetry)
+    found = _CACHES.get(key)
+    if found is None:
+        if len(_CACHES) >= 8:
+            _CACHES.clear()
+        found = _CACHES[key] = Pieces(start_input, symmetry)
+    return found
