@@ -132,6 +132,57 @@ class TimesOut(Step[int]):
         return dead_end()
 
 
+class Sleeper(Step[int]):
+    """Sleeps long: a sibling cancels its execution, or fails the Flow, while it sleeps."""
+
+    async def execute(self, context: AsyncContext, n: int) -> StepDecision:  # type: ignore[override]
+        await asyncio.sleep(2 + n)
+        return dead_end()
+
+
+class CancelsSleepers(Step[int]):
+    """Wakes first and cancels the Sleepers in flight: their Tasks end after the cancel."""
+
+    async def execute(self, context: AsyncContext, n: int) -> StepDecision:  # type: ignore[override]
+        await asyncio.sleep(1)
+        return go_to(Sleeper, 9).with_canceling_steps(Sleeper)
+
+
+class FailsFlow(Step[int]):
+    """Wakes first and fails, with no retry: the Flow closes with the Sleepers in flight."""
+
+    def get_step_options(self) -> StepOptions:
+        return StepOptions(execute_retry=RetryPolicy(maximum_attempts=1))
+
+    async def execute(self, context: AsyncContext, n: int) -> StepDecision:  # type: ignore[override]
+        await asyncio.sleep(1)
+        raise RuntimeError(f"{n} fails the Flow")
+
+
+class FanOut(Step[int]):
+    """Starts ``n`` Sleepers and the sibling ``last`` names, all coroutines at once."""
+
+    def __init__(self, last: type[Step[int]]) -> None:
+        self.last = last
+
+    def execute(self, context: Any, n: int) -> StepDecision:
+        moves = [StepMovement.of(Sleeper, i) for i in range(n)]
+        return go_to_many(*moves, StepMovement.of(self.last, n))
+
+
+def _several_flows() -> dict[str, tuple[Flow[Any], Any]]:
+    return {
+        "canceled_in_flight": (
+            AdHocFlow("SnapCancelsMany", FanOut(CancelsSleepers), [Sleeper(), CancelsSleepers()]),
+            3,
+        ),
+        "flow_closed_in_flight": (
+            AdHocFlow("SnapFailsMany", FanOut(FailsFlow), [Sleeper(), FailsFlow()]),
+            3,
+        ),
+    }
+
+
 def _async_flows() -> dict[str, tuple[Flow[Any], Any]]:
     return {
         "clock_reads": (AdHocFlow("SnapClockHop", ClockHop()), 0),
@@ -245,3 +296,34 @@ def test_a_timed_out_coroutine_still_unwinding_is_refused_naming_its_execution()
     assert errors, "the attempt times out while its Task sleeps"
     assert all("coroutine handler cannot be snapshotted" in text for text in errors)
     assert any("TimesOut" in text for text in errors)
+
+
+@pytest.mark.parametrize("name", sorted(_several_flows()))
+@pytest.mark.parametrize("seed", [0, 5])
+def test_several_coroutines_in_flight_whose_executions_end_continue_identically(
+    name: str, seed: int
+) -> None:
+    # A canceled execution (or one of a closed Flow) keeps its Task, which runs on to its end
+    # and has its outcome dropped: snapshots before, during and after that all restore alike.
+    taken, refused = _check_every_snapshot(name, lambda: _several_flows()[name], seed)
+    assert taken >= 4 and refused == 0
+
+
+@pytest.mark.parametrize("name", sorted(_several_flows()))
+def test_an_ended_task_left_on_its_execution_pickles_as_an_ended_stand_in(name: str) -> None:
+    from dexviz.engine.snapshot_names import ENDED_TASK
+
+    flow, input = _several_flows()[name]
+    engine = _start(flow, input, 0)
+    assert engine is not None
+    engine.run()
+    ended = [ex for ex in engine._rt.runs["flow-1"].executions.values() if ex.task is not None]
+    assert ended and all(isinstance(ex.task, asyncio.Task) and ex.task.done() for ex in ended)
+    snapshot = engine.snapshot()
+    assert b"_asyncio" not in snapshot.data
+    fresh = Engine([_several_flows()[name][0]])
+    fresh.restore(pickle.loads(pickle.dumps(snapshot)))
+    restored = fresh._rt.runs["flow-1"].executions
+    assert all(restored[ex.execution_id].task is ENDED_TASK for ex in ended)
+    # The stand-in is written as the Task was: the restored state pickles again.
+    assert b"EndedTask" not in fresh.snapshot().data
