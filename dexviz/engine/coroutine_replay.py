@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 from dexviz.engine.core.context import InvocationContext
 from dexviz.engine.core.loop import LoopCallback
 from dexviz.engine.core.runners import DeferredCall
+from dexviz.engine.core.scheduler import TimerHandle
 from dexviz.engine.core.units import Unit
 
 if TYPE_CHECKING:
@@ -235,7 +236,36 @@ def mark(state: Any, flight: Flight) -> tuple[int, ...]:
     for i, trace in enumerate(flight.traces):
         ex = state.runs[trace.flow_id].executions[trace.execution_id]
         ex.task = TaskSlot(i)
+    _drop_fired_units(state)
     return tuple(places)
+
+
+def _drop_fired_units(state: Any) -> None:
+    """Drop the units of fired timers that live executions' handles still name.
+
+    A handle (``heartbeat_timer``, ``method_timeout``) still names its timer once it fired:
+    its unit went to the ready units (where ``mark`` put a record for it, if it was one of a
+    coroutine in flight), and the timer's copy still holds the attempt's context, which is
+    shared and leads back to the live run and its Tasks. The engine never runs a fired
+    timer's unit again (a handle only cancels it or reads its due time), so it is dropped as
+    a canceled timer's is (see state_copy). Settled executions hold no handle: only copies
+    are changed.
+    """
+    queued = {id(timer) for timer in state.timers}
+    for run in state.runs.values():
+        for ex in run.executions.values():
+            extras = ex.__dict__
+            if not extras:
+                continue
+            for item in extras.values():
+                if type(item) is not TimerHandle or id(item._timer) in queued:
+                    continue
+                timer = item._timer
+                unit = timer.unit
+                if isinstance(unit, Unit) and any(
+                    isinstance(part, InvocationContext) for part in unit
+                ):
+                    timer.unit = None  # type: ignore[assignment]
 
 
 def redrive(rt: Runtime, traces: tuple[CoroutineTrace, ...], places: tuple[int, ...]) -> None:

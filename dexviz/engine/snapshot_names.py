@@ -6,10 +6,19 @@ they belong to the Flows and to the engine, not to the run. :class:`NamedPickler
 of them as a name (``("step", flow_type, step_type)``, ``("service", "waits")``, ...), and
 :class:`NamedUnpickler` resolves those names in the engine that restores the snapshot, so a
 snapshot restores into a new engine of the same Flows, in this process or another.
+
+One engine value is written as a name although it is the run's: the ended Task that an
+execution keeps after its coroutine's outcome was dropped (the execution was canceled, or its
+Flow closed, while the handler was in flight: ``Invoker.finished`` returns before it clears
+``ex.task``). Such a Task is never run again and the engine only asks whether it is done, so
+it is written as ``("constant", ...)`` of :data:`ENDED_TASK`, which answers the same. (A Task
+still in flight never gets here: the snapshot holds it as a trace, see
+:mod:`dexviz.engine.coroutine_replay`.)
 """
 
 from __future__ import annotations
 
+import asyncio
 import io
 import pickle
 from typing import TYPE_CHECKING, Any
@@ -28,11 +37,37 @@ _SERVICES = (
 """Runtime attributes that are services of the engine: named in a snapshot, never copied."""
 
 
+class EndedTask:
+    """What an ended coroutine Task left on its execution is restored as (see the module).
+
+    The engine reads such a Task only through ``done()`` (true) and ``cancel()`` (nothing to
+    cancel); ``ex.task is None`` stays false, as it is for the Task it stands for.
+    """
+
+    __slots__ = ()
+
+    def done(self) -> bool:
+        """Always: the Task it stands for had ended when the snapshot was taken."""
+        return True
+
+    def cancel(self, msg: Any = None) -> bool:
+        """Nothing to cancel, as for an ended Task."""
+        del msg
+        return False
+
+    def __repr__(self) -> str:
+        return "EndedTask()"
+
+
+ENDED_TASK = EndedTask()
+"""The one stand-in for every ended Task of a restored snapshot."""
+
+
 def _constants() -> tuple[Any, ...]:
     """Shared module-level values the state may point at: named, so they stay shared."""
     from dexviz.engine.core import context, state
 
-    return (DEFAULT_OPTIONS, state._NO_QUEUES, context._NOTHING)
+    return (DEFAULT_OPTIONS, state._NO_QUEUES, context._NOTHING, ENDED_TASK)
 
 
 def _names(rt: Runtime) -> dict[int, tuple[Any, ...]]:
@@ -102,6 +137,8 @@ class NamedPickler(pickle.Pickler):
             step = self._names.get(id(obj.step))
             if step is not None:
                 return ("settings", *step[1:])
+        if isinstance(obj, asyncio.Task) and obj.done():
+            return self._names[id(ENDED_TASK)]
         return None
 
 

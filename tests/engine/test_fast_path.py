@@ -199,8 +199,11 @@ def _flows() -> dict[str, tuple[Flow[Any], Any]]:
         "not_a_wait": (AdHocFlow("FpNotAWait", _with(WaitsForNothing(), bad)), 1),
         "contract_edit": (ContractEditFlow(), [ContractEdit(f"r{i}") for i in range(3)]),
         "contract_edit_exits": (ContractEditFlow(), sample_edits(8)),
-        # One coroutine at a time: test_engine_state snapshots these Flows after every commit.
         "async": (AdHocFlow("FpAsync", FanEdits(), [AsyncHop(), Hop()]), 1),
+        # Three coroutines asleep at once, one of them on its retry; one fails the Flow while
+        # another is in flight, whose ended Task stays on its execution (test_engine_state
+        # snapshots these Flows after every commit).
+        "async_several": (AdHocFlow("FpAsyncMany", FanEdits(), [AsyncHop(), Hop()]), 3),
     }
 
 

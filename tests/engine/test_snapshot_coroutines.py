@@ -42,7 +42,12 @@ from dexviz import (
 from dexviz.engine import FaultPlan, SnapshotError
 from dexviz.examples.contract_edit import ContractEdit, ContractEditFlow, SaveContractEdit
 from tests.engine.flows_a import AdHocFlow, retries
-from tests.engine.test_engine_state import _check_every_snapshot, _outcome, _start
+from tests.engine.test_engine_state import (
+    _check_every_snapshot,
+    _outcome,
+    _pickled_now_and_after_the_run,
+    _start,
+)
 
 ASYNC_DONE = Channel("snap_async_done", int)
 ASYNC_COUNT = Attribute("snap_async_count", int)
@@ -130,6 +135,82 @@ class TimesOut(Step[int]):
         finally:
             await asyncio.sleep(1)  # unwinding awaits: nothing a re-drive could reproduce
         return dead_end()
+
+
+class Sleeper(Step[int]):
+    """Sleeps long: a sibling cancels its execution, or fails the Flow, while it sleeps."""
+
+    async def execute(self, context: AsyncContext, n: int) -> StepDecision:  # type: ignore[override]
+        await asyncio.sleep(2 + n)
+        return dead_end()
+
+
+class CancelsSleepers(Step[int]):
+    """Wakes first and cancels the Sleepers in flight: their Tasks end after the cancel."""
+
+    async def execute(self, context: AsyncContext, n: int) -> StepDecision:  # type: ignore[override]
+        await asyncio.sleep(1)
+        return go_to(Sleeper, 9).with_canceling_steps(Sleeper)
+
+
+class FailsFlow(Step[int]):
+    """Wakes first and fails, with no retry: the Flow closes with the Sleepers in flight."""
+
+    def get_step_options(self) -> StepOptions:
+        return StepOptions(execute_retry=RetryPolicy(maximum_attempts=1))
+
+    async def execute(self, context: AsyncContext, n: int) -> StepDecision:  # type: ignore[override]
+        await asyncio.sleep(1)
+        raise RuntimeError(f"{n} fails the Flow")
+
+
+class Beating(Step[int]):
+    """Heartbeats between its sleeps: its heartbeat timer fires while its siblings sleep."""
+
+    def get_step_options(self) -> StepOptions:
+        return StepOptions(heartbeat_timeout=timedelta(seconds=2))
+
+    async def execute(self, context: AsyncContext, n: int) -> StepDecision:  # type: ignore[override]
+        for _ in range(3):
+            await asyncio.sleep(1 + n % 2)
+            await context.heartbeat(n)
+        return dead_end()
+
+
+class CancelsBeating(Step[int]):
+    """Cancels the heartbeating siblings: the next beat cancels their Tasks (R107)."""
+
+    async def execute(self, context: AsyncContext, n: int) -> StepDecision:  # type: ignore[override]
+        await asyncio.sleep(1.5)
+        return go_to(Sleeper, 0).with_canceling_steps(Beating)
+
+
+class FanOut(Step[int]):
+    """Starts ``n`` of ``many`` and the sibling ``last`` names, all coroutines at once."""
+
+    def __init__(self, last: type[Step[int]], many: type[Step[int]] = Sleeper) -> None:
+        self.last, self.many = last, many
+
+    def execute(self, context: Any, n: int) -> StepDecision:
+        moves = [StepMovement.of(self.many, i) for i in range(n)]
+        return go_to_many(*moves, StepMovement.of(self.last, n))
+
+
+def _several_flows() -> dict[str, tuple[Flow[Any], Any]]:
+    return {
+        "canceled_in_flight": (
+            AdHocFlow("SnapCancelsMany", FanOut(CancelsSleepers), [Sleeper(), CancelsSleepers()]),
+            3,
+        ),
+        "flow_closed_in_flight": (
+            AdHocFlow("SnapFailsMany", FanOut(FailsFlow), [Sleeper(), FailsFlow()]),
+            3,
+        ),
+        "heartbeats_in_flight": (
+            AdHocFlow("SnapBeatsMany", FanOut(Sleeper, Beating), [Beating(), Sleeper()]),
+            3,
+        ),
+    }
 
 
 def _async_flows() -> dict[str, tuple[Flow[Any], Any]]:
@@ -245,3 +326,59 @@ def test_a_timed_out_coroutine_still_unwinding_is_refused_naming_its_execution()
     assert errors, "the attempt times out while its Task sleeps"
     assert all("coroutine handler cannot be snapshotted" in text for text in errors)
     assert any("TimesOut" in text for text in errors)
+
+
+@pytest.mark.parametrize("name", sorted(_several_flows()))
+@pytest.mark.parametrize("seed", [0, 5])
+def test_several_coroutines_in_flight_whose_executions_end_continue_identically(
+    name: str, seed: int
+) -> None:
+    # A canceled execution (or one of a closed Flow) keeps its Task, which runs on to its end
+    # and has its outcome dropped: snapshots before, during and after that all restore alike.
+    taken, refused = _check_every_snapshot(name, lambda: _several_flows()[name], seed)
+    assert taken >= 4 and refused == 0
+
+
+@pytest.mark.parametrize("name", ["canceled_in_flight", "flow_closed_in_flight"])
+def test_an_ended_task_left_on_its_execution_pickles_as_an_ended_stand_in(name: str) -> None:
+    from dexviz.engine.snapshot_names import ENDED_TASK
+
+    flow, input = _several_flows()[name]
+    engine = _start(flow, input, 0)
+    assert engine is not None
+    engine.run()
+    ended = [ex for ex in engine._rt.runs["flow-1"].executions.values() if ex.task is not None]
+    assert ended and all(isinstance(ex.task, asyncio.Task) and ex.task.done() for ex in ended)
+    snapshot = engine.snapshot()
+    assert b"_asyncio" not in snapshot.data
+    fresh = Engine([_several_flows()[name][0]])
+    fresh.restore(pickle.loads(pickle.dumps(snapshot)))
+    restored = fresh._rt.runs["flow-1"].executions
+    assert all(restored[ex.execution_id].task is ENDED_TASK for ex in ended)
+    # The stand-in is written as the Task was: the restored state pickles again.
+    assert b"EndedTask" not in fresh.snapshot().data
+
+
+def test_canceled_heartbeating_coroutines_are_refused_by_name_not_by_pickle() -> None:
+    # The beat that delivers the cancellation cancels the Task: while it unwinds, the snapshot
+    # is refused naming the execution (a re-drive cannot throw into it); every other state
+    # snapshots, pickles and continues identically.
+    def build() -> tuple[Flow[Any], Any]:
+        steps = [Beating(), CancelsBeating(), Sleeper()]
+        return AdHocFlow("SnapCancelsBeats", FanOut(CancelsBeating, Beating), steps), 2
+
+    taken, refused = _check_every_snapshot("SnapCancelsBeats", build, 0)
+    assert refused > 0 and taken >= 4
+
+
+@pytest.mark.parametrize("name", sorted(_several_flows()))
+def test_several_coroutines_in_flight_pickle_when_taken_and_stay_unchanged(name: str) -> None:
+    # Pickled at once, while the Tasks run (a fired heartbeat timer's handle still names the
+    # attempt's context, which leads back to the live run), and again after the run ended.
+    flow, input = _several_flows()[name]
+    engine = _start(flow, input, 0)
+    assert engine is not None
+    pairs = _pickled_now_and_after_the_run(engine)
+    assert len(pairs) >= 4
+    for index, (then, after) in enumerate(pairs):
+        assert after == then, f"{name}: snapshot {index} changed after it was taken"
