@@ -491,8 +491,8 @@ ENGINE_LAYERS: dict[str, frozenset[str]] = {
     "runtime": frozenset({"runtime"}),
     # What users and tools call: the engine, clients, the loop, RPCs, recovery, snapshots.
     "faces": frozenset({
-        "__init__", "async_client", "client", "coroutine_replay", "drive", "engine",
-        "engine_state", "operations", "recovery", "rpc", "simulate", "snapshot_names",
+        "__init__", "async_client", "client", "coroutine_replay", "coroutine_trace", "drive",
+        "engine", "engine_state", "operations", "recovery", "rpc", "simulate", "snapshot_names",
         "state_copy",
     }),
 }  # fmt: skip

@@ -31,7 +31,7 @@ import io
 import pickle
 from typing import TYPE_CHECKING, Any
 
-from dexviz.engine import coroutine_replay
+from dexviz.engine import coroutine_replay, coroutine_trace
 from dexviz.engine.attempt.invoke import QueuedStart
 from dexviz.engine.core import rng_state
 from dexviz.engine.core.store import MemoryStore
@@ -84,7 +84,7 @@ class EngineState:
     commits: int
     streams: dict[Any, Any]
     fault_counts: tuple[int, set[int], int]
-    coroutines: tuple[coroutine_replay.CoroutineTrace, ...]
+    coroutines: tuple[coroutine_trace.CoroutineTrace, ...]
     coroutine_places: tuple[int, ...]
 
     @classmethod
@@ -351,11 +351,11 @@ def take(rt: Runtime) -> EngineSnapshot:
     if (rt._loop is not None and rt._loop.pending_tasks()) or not _records_only(rt):
         # Coroutine handlers in flight: kept as traces that a restore re-drives.
         try:
-            flight = coroutine_replay.describe(rt)
-        except coroutine_replay.ReplayError as error:
+            flight = coroutine_trace.describe(rt)
+        except coroutine_trace.ReplayError as error:
             raise SnapshotError(f"a coroutine handler cannot be snapshotted: {error}") from None
         state = EngineState.of(rt).copied()
-        state.coroutine_places = coroutine_replay.mark(state, flight)
+        state.coroutine_places = coroutine_trace.mark(state, flight)
         state.coroutines = tuple(flight.traces)
     else:
         state = EngineState.of(rt).copied()
@@ -400,5 +400,5 @@ def restore(rt: Runtime, snapshot: EngineSnapshot) -> None:
     if state.coroutines:
         try:
             coroutine_replay.redrive(rt, state.coroutines, state.coroutine_places)
-        except coroutine_replay.ReplayError as error:
+        except coroutine_trace.ReplayError as error:
             raise SnapshotError(f"a coroutine handler could not be rebuilt: {error}") from None
