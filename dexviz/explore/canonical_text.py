@@ -15,7 +15,7 @@ Ids are renamed as whole tokens (``IDS``): a longer name that merely contains an
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from dexviz.explore.symmetry import IDS, Symmetry
@@ -38,7 +38,7 @@ def _bounded(cache: dict[Any, Any]) -> dict[Any, Any]:
 class _Piece:
     """What is known of one piece of a description (after the start input's marker)."""
 
-    __slots__ = ("text", "opaque", "tokens", "values", "masked", "roles", "mentions")
+    __slots__ = ("text", "opaque", "tokens", "values", "masked", "roles", "mentions", "_sum")
 
     def __init__(self, text: str, symmetry: Symmetry | None) -> None:
         self.text = text
@@ -53,6 +53,33 @@ class _Piece:
         self.roles = tuple(n for n in names if n in self.masked)
         """The symmetric values the masked text holds (those whose role it tells)."""
         self.mentions: dict[str, str] = {}
+        self._sum: bytes | None = None
+
+    @property
+    def sum(self) -> bytes:
+        """The text's digest (made once): a state's key is composed of its pieces' digests."""
+        found = self._sum
+        if found is None:
+            found = self._sum = _sum(self.text)
+        return found
+
+
+def _sum(text: str) -> bytes:
+    return hashlib.blake2b(text.encode(), digest_size=16).digest()
+
+
+class Naming:
+    """Each execution's canonical name under one lineage and renaming, and rewrites under it.
+
+    ``sums`` keeps, by piece, the digest of the piece rewritten under this naming: neighbouring
+    states share their lineage and most of their pieces.
+    """
+
+    __slots__ = ("names", "sums")
+
+    def __init__(self, names: dict[str, str]) -> None:
+        self.names = names
+        self.sums: dict[_Piece, bytes] = {}
 
 
 class Pieces:
@@ -66,6 +93,9 @@ class Pieces:
         self._tokens: dict[str, tuple[str, ...]] = {}
         self._renamed: dict[tuple[str, tuple[str | None, ...]], str] = {}
         self._bases: dict[str, str] = {}
+        self._namings: dict[tuple[Any, ...], Naming] = {}
+        self._kept = 0
+        """Digests the namings keep, together (bounds their memory)."""
 
     def of(self, texts: Iterable[str]) -> list[_Piece] | None:
         """Each text as a piece (the start input marked); None if one names an address."""
@@ -149,6 +179,35 @@ class Pieces:
             found = IDS.sub(lambda m: names.get(m.group(), m.group()), text)
             _bounded(self._renamed)[key] = found
         return found
+
+    def naming(self, key: tuple[Any, ...], make: Callable[[], dict[str, str]]) -> Naming:
+        """The execution names ``make`` gives for ``key`` (a lineage and a renaming), made once."""
+        found = self._namings.get(key)
+        if found is None:
+            if self._kept >= LIMIT:
+                self._namings.clear()
+                self._kept = 0
+            found = self._namings[key] = Naming(make())
+        return found
+
+    def sums(self, pieces: Sequence[_Piece], rename: dict[str, str], naming: Naming) -> list[bytes]:
+        """The digest of each piece rewritten by ``rename`` and ``naming``, kept by the naming.
+
+        ``naming`` stands for its key, a lineage and ``rename``, which decide every rewrite;
+        its digests are kept by the piece (the same object while its text is cached).
+        """
+        kept = naming.sums
+        done = list(map(kept.get, pieces))
+        if None in done:
+            for at, piece in enumerate(pieces):
+                if done[at] is None:
+                    if not piece.tokens and not (piece.values and rename):
+                        found = piece.sum
+                    else:
+                        found = _sum(self.rewritten(piece, rename, naming.names))
+                    done[at] = kept[piece] = found
+                    self._kept += 1
+        return done  # type: ignore[return-value]
 
     def base(self, key: str) -> str:
         """A lineage key's short hash (the part of a canonical name that is not a count)."""
