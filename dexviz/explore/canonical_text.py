@@ -38,7 +38,7 @@ def _bounded(cache: dict[Any, Any]) -> dict[Any, Any]:
 class _Piece:
     """What is known of one piece of a description (after the start input's marker)."""
 
-    __slots__ = ("text", "opaque", "tokens", "values", "masked", "roles", "mentions", "_sum")
+    __slots__ = ("text", "opaque", "tokens", "values", "masked", "roles", "pairs", "_sum")
 
     def __init__(self, text: str, symmetry: Symmetry | None) -> None:
         self.text = text
@@ -52,8 +52,9 @@ class _Piece:
         """The text with execution ids masked: a value's role must not depend on numbering."""
         self.roles = tuple(n for n in names if n in self.masked)
         """The symmetric values the masked text holds (those whose role it tells)."""
-        self.mentions: dict[str, str] = {}
         self._sum: bytes | None = None
+        self.pairs: tuple[tuple[str, str], ...] | None = None
+        """Each value the masked text holds, with the text as a mention of it (``roles``)."""
 
     @property
     def sum(self) -> bytes:
@@ -120,25 +121,31 @@ class Pieces:
         """The symmetry's renaming, chosen from the pieces (``Symmetry.canonical``'s rule)."""
         symmetry = self.symmetry
         assert symmetry is not None
+        mentions: dict[str, list[str]] = {name: [] for names in symmetry.groups for name in names}
+        for piece in pieces:
+            pairs = piece.pairs
+            if pairs is None:
+                pairs = self._pairs(piece, symmetry)
+            for name, mention in pairs:
+                mentions[name].append(mention)
         mapping: dict[str, str] = {}
         for g, names in enumerate(symmetry.groups):
-            mentions: dict[str, list[str]] = {name: [] for name in names}
-            for piece in pieces:
-                for name in piece.roles:
-                    if name in mentions:
-                        mentions[name].append(self._mention(piece, name, names))
             roles = sorted((tuple(sorted(mentions[name])), i) for i, name in enumerate(names))
             for rank, (_, i) in enumerate(roles):
                 mapping[names[i]] = f"'<{g}.{rank}>'"
         return mapping
 
     @staticmethod
-    def _mention(piece: _Piece, name: str, names: tuple[str, ...]) -> str:
-        found = piece.mentions.get(name)
-        if found is None:
-            found = Symmetry.mention(piece.masked, name, names)
-            piece.mentions[name] = found
-        return found
+    def _pairs(piece: _Piece, symmetry: Symmetry) -> tuple[tuple[str, str], ...]:
+        """The piece's mentions of the values it holds, each as seen from that value's group."""
+        pairs = tuple(
+            (name, Symmetry.mention(piece.masked, name, names))
+            for names in symmetry.groups
+            for name in piece.roles
+            if name in names
+        )
+        piece.pairs = pairs
+        return pairs
 
     def moved(self, piece: _Piece, rename: dict[str, str]) -> str:
         """The piece's text with its symmetric values renamed by ``rename``."""
