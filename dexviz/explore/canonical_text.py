@@ -20,7 +20,7 @@ from typing import Any
 
 from dexviz.explore.symmetry import IDS, Symmetry
 
-__all__ = ["Pieces"]
+__all__ = ["Naming", "Pieces", "pieces_for", "pieces_of"]
 
 LIMIT = 100_000
 """Entries one cache keeps before it starts over (bounds memory on long explorations)."""
@@ -237,3 +237,20 @@ def pieces_for(start_input: Any, symmetry: Symmetry | None) -> Pieces:
             _CACHES.clear()
         found = _CACHES[key] = Pieces(start_input, symmetry)
     return found
+
+
+_OWNED: dict[int, tuple[Any, Pieces]] = {}
+
+
+def pieces_of(setup: Any) -> Pieces:
+    """``pieces_for`` an exploration's setup (its ``input`` and ``symmetry``), found once.
+
+    Kept by the setup's identity: a fingerprint then need not read the start input's repr.
+    """
+    found = _OWNED.get(id(setup))
+    if found is None or found[0] is not setup:
+        if len(_OWNED) >= 1_000:
+            _OWNED.clear()
+        # The setup is kept with its caches, so its id is not reused while the entry lives.
+        found = _OWNED[id(setup)] = (setup, pieces_for(setup.input, setup.symmetry))
+    return found[1]

@@ -21,7 +21,7 @@ from dexviz.engine.engine import Engine
 from dexviz.engine.engine_state import SnapshotError
 from dexviz.engine.runtime import Runtime
 from dexviz.explore.canonical import LIVE, Keys, canonical_fingerprint
-from dexviz.explore.canonical_text import Pieces, pieces_for
+from dexviz.explore.canonical_text import pieces_of
 from dexviz.explore.checks import Monitor, View, monitor_state
 from dexviz.explore.fingerprint import Opaque, fingerprint
 from dexviz.explore.fingerprint import unit as describe_unit
@@ -271,7 +271,7 @@ class _Run:
         if self.canonical:
             setup = self.setup
             keys = self.keys = canonical_fingerprint(
-                self.rt, outside, setup.input, setup.symmetry, self.sources, _texts(setup)
+                self.rt, outside, setup.input, setup.symmetry, self.sources, pieces_of(setup)
             )
             return None if keys is None else keys.canonical
         return fingerprint(self.rt, outside)
@@ -334,20 +334,6 @@ class _Run:
                 self.result.found = Found(name, message, len(self.result.steps) - 1)
                 self.result.outcome = "violation"
                 return
-
-
-_TEXTS: dict[int, tuple[Setup, Pieces]] = {}
-
-
-def _texts(setup: Setup) -> Pieces:
-    """The canonical descriptions' caches for ``setup``'s input and symmetry, found once."""
-    found = _TEXTS.get(id(setup))
-    if found is None or found[0] is not setup:
-        if len(_TEXTS) >= 1_000:
-            _TEXTS.clear()
-        # The setup is kept with its caches, so its id is not reused while the entry lives.
-        found = _TEXTS[id(setup)] = (setup, pieces_for(setup.input, setup.symmetry))
-    return found[1]
 
 
 def run_schedule(
