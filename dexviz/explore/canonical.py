@@ -151,6 +151,22 @@ class LiveTexts:
 LIVE = LiveTexts()
 
 
+_SETTLED: dict[int, tuple[Execution, str, tuple[str, str, str, str]]] = {}
+"""Settled executions without held messages: their description and lineage, by identity.
+
+Neither changes (the engine never writes a settled execution again, and its text needs no
+message ranks); a settled execution has no Task, so it owns no unit and runs no handler.
+Each entry holds its execution, so an id is not reused while it is cached.
+"""
+_SETTLED_LIMIT = 200_000
+
+
+def _keep_settled(ex: Execution, text: str, line: tuple[str, str, str, str]) -> None:
+    if len(_SETTLED) >= _SETTLED_LIMIT:
+        _SETTLED.clear()
+    _SETTLED[id(ex)] = (ex, text, line)
+
+
 def _described(
     ex: Any, rank: dict[int, int], sources: Mapping[str, Execution] | None = None
 ) -> str:
@@ -175,14 +191,25 @@ def _canonical_parts(
     parts.ordered.extend(repr((k, describe_messages(q, rank))) for k, q in queues if q)
     parts.unordered.extend(f"w {k} {w.execution_id}" for k, ws in run.waiters.items() for w in ws)
     owners: dict[asyncio.Task[Any], str] = {}
+    unordered, lineage, kept = parts.unordered, parts.lineage, _SETTLED
     for ex in run.executions.values():
-        parts.unordered.append(_described(ex, rank, sources))
+        found = kept.get(id(ex))
+        if found is not None and found[0] is ex:
+            unordered.append(found[1])
+            lineage.append(found[2])
+            continue
+        text = _described(ex, rank, sources)
+        unordered.append(text)
         given = repr(frozen_text(ex.input))  # an input's repr, made once for a frozen record
-        parts.lineage.append((ex.execution_id, ex.from_execution_id, ex.step_type, given))
+        line = (ex.execution_id, ex.from_execution_id, ex.step_type, given)
+        lineage.append(line)
+        if not ex.held_messages and settled(ex):
+            _keep_settled(ex, text, line)
+            continue
         if isinstance(ex.task, asyncio.Task):
             owners[ex.task] = ex.execution_id
         if running(ex):
-            parts.unordered.append(f"c {ex.execution_id} {_task(ex.task)!r}")
+            unordered.append(f"c {ex.execution_id} {_task(ex.task)!r}")
     parts.ordered.append(repr(sim.now_ns))
     parts.unordered.extend(f"r {_unit(u, owners)!r}" for u in sim.ready_units)
     parts.unordered.extend(f"t {(due, _unit(u, owners))!r}" for due, u in sim.timed_units())
@@ -265,6 +292,7 @@ def canonical_fingerprint(
     start_input: Any,
     symmetry: Symmetry | None = None,
     sources: Mapping[str, Execution] | None = None,
+    texts: Pieces | None = None,
 ) -> Keys | None:
     """The digest of the state up to execution numbering (and ``symmetry``), or None.
 
@@ -274,26 +302,38 @@ def canonical_fingerprint(
     marker, so that a symmetry permuting its values leaves it alone. A suspended coroutine
     handler is described by its frames (``explore.coroutines``). None when a part cannot be
     described soundly. ``sources``: the executions of the snapshot the state was restored
-    from, whose kept descriptions serve their unchanged copies (``LiveTexts``).
+    from, whose kept descriptions serve their unchanged copies (``LiveTexts``). ``texts``:
+    ``pieces_for(start_input, symmetry)``, when the caller keeps it (it reads the input's repr).
     """
     LIVE.made = []
     try:
         parts = _canonical_parts(rt, outside, sources)
     except Opaque:
         return None
-    texts = pieces_for(start_input, symmetry)
+    if texts is None:
+        texts = pieces_for(start_input, symmetry)
     found = texts.of((*parts.ordered, *parts.unordered))
     if found is None:
         return None
-    lineage = [(e, p, t, texts.piece(i)) for e, p, t, i in parts.lineage]
+    lineage = tuple(parts.lineage)
     cut = len(parts.ordered)
 
-    def digest(rename: dict[str, str]) -> str:
-        names = _names(lineage, rename, texts)
-        rewrite = texts.rewritten
-        done = [rewrite(piece, rename, names) for piece in found]
-        return _digest("\x00".join(done[:cut]) + "\x01" + "\x00".join(sorted(done[cut:])))
+    def digest(rename: dict[str, str], renamed: tuple[str, ...]) -> str:
+        def make() -> dict[str, str]:
+            return _names([(e, p, t, texts.piece(i)) for e, p, t, i in lineage], rename, texts)
 
-    numbered = digest({})
-    canonical = numbered if symmetry is None else digest(texts.roles(found))
-    return Keys(canonical, numbered, _digest("\x00".join(p.text for p in found)))
+        done = texts.sums(found, rename, texts.naming((lineage, renamed), make))
+        # Fixed-size piece digests: the count of ordered ones makes the composition unique.
+        whole = hashlib.blake2b(b"%d;" % cut, digest_size=16)
+        whole.update(b"".join(done[:cut]))
+        whole.update(b"".join(sorted(done[cut:])))
+        return whole.hexdigest()
+
+    numbered = digest({}, ())
+    if symmetry is None:
+        canonical = numbered
+    else:
+        rename = texts.roles(found)
+        canonical = digest(rename, tuple(rename[n] for g in symmetry.groups for n in g))
+    exact = hashlib.blake2b(b"".join([p.sum for p in found]), digest_size=16).hexdigest()
+    return Keys(canonical, numbered, exact)

@@ -15,12 +15,12 @@ Ids are renamed as whole tokens (``IDS``): a longer name that merely contains an
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from dexviz.explore.symmetry import IDS, Symmetry
 
-__all__ = ["Pieces"]
+__all__ = ["Naming", "Pieces", "pieces_for", "pieces_of"]
 
 LIMIT = 100_000
 """Entries one cache keeps before it starts over (bounds memory on long explorations)."""
@@ -38,7 +38,7 @@ def _bounded(cache: dict[Any, Any]) -> dict[Any, Any]:
 class _Piece:
     """What is known of one piece of a description (after the start input's marker)."""
 
-    __slots__ = ("text", "opaque", "tokens", "values", "masked", "roles", "mentions")
+    __slots__ = ("text", "opaque", "tokens", "values", "masked", "roles", "pairs", "_sum")
 
     def __init__(self, text: str, symmetry: Symmetry | None) -> None:
         self.text = text
@@ -52,7 +52,35 @@ class _Piece:
         """The text with execution ids masked: a value's role must not depend on numbering."""
         self.roles = tuple(n for n in names if n in self.masked)
         """The symmetric values the masked text holds (those whose role it tells)."""
-        self.mentions: dict[str, str] = {}
+        self._sum: bytes | None = None
+        self.pairs: tuple[tuple[str, str], ...] | None = None
+        """Each value the masked text holds, with the text as a mention of it (``roles``)."""
+
+    @property
+    def sum(self) -> bytes:
+        """The text's digest (made once): a state's key is composed of its pieces' digests."""
+        found = self._sum
+        if found is None:
+            found = self._sum = _sum(self.text)
+        return found
+
+
+def _sum(text: str) -> bytes:
+    return hashlib.blake2b(text.encode(), digest_size=16).digest()
+
+
+class Naming:
+    """Each execution's canonical name under one lineage and renaming, and rewrites under it.
+
+    ``sums`` keeps, by piece, the digest of the piece rewritten under this naming: neighbouring
+    states share their lineage and most of their pieces.
+    """
+
+    __slots__ = ("names", "sums")
+
+    def __init__(self, names: dict[str, str]) -> None:
+        self.names = names
+        self.sums: dict[_Piece, bytes] = {}
 
 
 class Pieces:
@@ -66,6 +94,9 @@ class Pieces:
         self._tokens: dict[str, tuple[str, ...]] = {}
         self._renamed: dict[tuple[str, tuple[str | None, ...]], str] = {}
         self._bases: dict[str, str] = {}
+        self._namings: dict[tuple[Any, ...], Naming] = {}
+        self._kept = 0
+        """Digests the namings keep, together (bounds their memory)."""
 
     def of(self, texts: Iterable[str]) -> list[_Piece] | None:
         """Each text as a piece (the start input marked); None if one names an address."""
@@ -90,25 +121,31 @@ class Pieces:
         """The symmetry's renaming, chosen from the pieces (``Symmetry.canonical``'s rule)."""
         symmetry = self.symmetry
         assert symmetry is not None
+        mentions: dict[str, list[str]] = {name: [] for names in symmetry.groups for name in names}
+        for piece in pieces:
+            pairs = piece.pairs
+            if pairs is None:
+                pairs = self._pairs(piece, symmetry)
+            for name, mention in pairs:
+                mentions[name].append(mention)
         mapping: dict[str, str] = {}
         for g, names in enumerate(symmetry.groups):
-            mentions: dict[str, list[str]] = {name: [] for name in names}
-            for piece in pieces:
-                for name in piece.roles:
-                    if name in mentions:
-                        mentions[name].append(self._mention(piece, name, names))
             roles = sorted((tuple(sorted(mentions[name])), i) for i, name in enumerate(names))
             for rank, (_, i) in enumerate(roles):
                 mapping[names[i]] = f"'<{g}.{rank}>'"
         return mapping
 
     @staticmethod
-    def _mention(piece: _Piece, name: str, names: tuple[str, ...]) -> str:
-        found = piece.mentions.get(name)
-        if found is None:
-            found = Symmetry.mention(piece.masked, name, names)
-            piece.mentions[name] = found
-        return found
+    def _pairs(piece: _Piece, symmetry: Symmetry) -> tuple[tuple[str, str], ...]:
+        """The piece's mentions of the values it holds, each as seen from that value's group."""
+        pairs = tuple(
+            (name, Symmetry.mention(piece.masked, name, names))
+            for names in symmetry.groups
+            for name in piece.roles
+            if name in names
+        )
+        piece.pairs = pairs
+        return pairs
 
     def moved(self, piece: _Piece, rename: dict[str, str]) -> str:
         """The piece's text with its symmetric values renamed by ``rename``."""
@@ -150,6 +187,35 @@ class Pieces:
             _bounded(self._renamed)[key] = found
         return found
 
+    def naming(self, key: tuple[Any, ...], make: Callable[[], dict[str, str]]) -> Naming:
+        """The execution names ``make`` gives for ``key`` (a lineage and a renaming), made once."""
+        found = self._namings.get(key)
+        if found is None:
+            if self._kept >= LIMIT:
+                self._namings.clear()
+                self._kept = 0
+            found = self._namings[key] = Naming(make())
+        return found
+
+    def sums(self, pieces: Sequence[_Piece], rename: dict[str, str], naming: Naming) -> list[bytes]:
+        """The digest of each piece rewritten by ``rename`` and ``naming``, kept by the naming.
+
+        ``naming`` stands for its key, a lineage and ``rename``, which decide every rewrite;
+        its digests are kept by the piece (the same object while its text is cached).
+        """
+        kept = naming.sums
+        done = list(map(kept.get, pieces))
+        if None in done:
+            for at, piece in enumerate(pieces):
+                if done[at] is None:
+                    if not piece.tokens and not (piece.values and rename):
+                        found = piece.sum
+                    else:
+                        found = _sum(self.rewritten(piece, rename, naming.names))
+                    done[at] = kept[piece] = found
+                    self._kept += 1
+        return done  # type: ignore[return-value]
+
     def base(self, key: str) -> str:
         """A lineage key's short hash (the part of a canonical name that is not a count)."""
         found = self._bases.get(key)
@@ -171,3 +237,20 @@ def pieces_for(start_input: Any, symmetry: Symmetry | None) -> Pieces:
             _CACHES.clear()
         found = _CACHES[key] = Pieces(start_input, symmetry)
     return found
+
+
+_OWNED: dict[int, tuple[Any, Pieces]] = {}
+
+
+def pieces_of(setup: Any) -> Pieces:
+    """``pieces_for`` an exploration's setup (its ``input`` and ``symmetry``), found once.
+
+    Kept by the setup's identity: a fingerprint then need not read the start input's repr.
+    """
+    found = _OWNED.get(id(setup))
+    if found is None or found[0] is not setup:
+        if len(_OWNED) >= 1_000:
+            _OWNED.clear()
+        # The setup is kept with its caches, so its id is not reused while the entry lives.
+        found = _OWNED[id(setup)] = (setup, pieces_for(setup.input, setup.symmetry))
+    return found[1]

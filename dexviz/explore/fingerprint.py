@@ -24,6 +24,7 @@ reads the whole history).
 
 from __future__ import annotations
 
+import enum
 import hashlib
 from collections.abc import Iterable, Sequence
 from operator import attrgetter
@@ -94,7 +95,7 @@ def _cell(item: Any) -> Any:
     if isinstance(item, Context):
         return describe_context(item)
     if _frozen_record(item):
-        return item  # a frozen record: its repr is its value
+        return frozen_text(item)  # a frozen record: its repr is its value
     if callable(item):
         return unit(item)
     raise Opaque(type(item).__qualname__)
@@ -117,8 +118,8 @@ def unit(item: Any) -> Any:
 
 
 def describe_messages(messages: Iterable[Message], rank: dict[int, int]) -> tuple[Any, ...]:
-    """Messages by rank, Channel and value."""
-    return tuple((rank[m.number], m.channel, m.value) for m in messages)
+    """Messages by rank, Channel and value (a frozen record's repr made once)."""
+    return tuple((rank[m.number], m.channel, frozen_text(m.value)) for m in messages)
 
 
 def _plain(item: Any) -> Any:
@@ -180,6 +181,21 @@ MAX_TEXTS = 200_000
 """Cached reprs kept (each holds its value, so ids are not reused while cached)."""
 
 
+def _lasting(item: Any) -> bool:
+    """Whether ``item``'s repr can never change.
+
+    An immutable scalar, a member of an enum of such values, a tuple or frozenset of lasting
+    items, or a record ``frozen_text`` keeps.
+    """
+    if isinstance(item, _IMMUTABLE):
+        return True
+    if isinstance(item, enum.Enum):
+        return isinstance(item.value, _IMMUTABLE)
+    if type(item) in (tuple, frozenset):
+        return all(map(_lasting, item))
+    return frozen_text(item) is not item
+
+
 def frozen_text(value: Any) -> Any:
     """``value``, or its repr made once when it is a frozen dataclass of immutable fields.
 
@@ -196,7 +212,7 @@ def frozen_text(value: Any) -> Any:
     if found is not None and found[0] is value:
         return found[1]
     fields = vars(value).values() if hasattr(value, "__dict__") else ()
-    if not all(isinstance(f, _IMMUTABLE) or frozen_text(f) is not f for f in fields):
+    if not all(map(_lasting, fields)):
         return value
     if len(_TEXTS) >= MAX_TEXTS:
         _TEXTS.clear()

@@ -21,6 +21,7 @@ from dexviz.engine.engine import Engine
 from dexviz.engine.engine_state import SnapshotError
 from dexviz.engine.runtime import Runtime
 from dexviz.explore.canonical import LIVE, Keys, canonical_fingerprint
+from dexviz.explore.canonical_text import pieces_of
 from dexviz.explore.checks import Monitor, View, monitor_state
 from dexviz.explore.fingerprint import Opaque, fingerprint
 from dexviz.explore.fingerprint import unit as describe_unit
@@ -270,7 +271,7 @@ class _Run:
         if self.canonical:
             setup = self.setup
             keys = self.keys = canonical_fingerprint(
-                self.rt, outside, setup.input, setup.symmetry, self.sources
+                self.rt, outside, setup.input, setup.symmetry, self.sources, pieces_of(setup)
             )
             return None if keys is None else keys.canonical
         return fingerprint(self.rt, outside)

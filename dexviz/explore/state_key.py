@@ -16,10 +16,11 @@ from typing import Any
 
 from dexviz.engine.core.state import Execution, FlowRun
 from dexviz.engine.state_copy import settled
+from dexviz.explore.fingerprint import frozen_text
 
 
 def _text(value: Any) -> str:
-    return repr(value)
+    return repr(frozen_text(value))  # a frozen record's repr, made once
 
 
 def _execution(ex: Execution) -> tuple[Any, ...]:

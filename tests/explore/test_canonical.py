@@ -23,10 +23,10 @@ from dexviz.examples.contract_edit import (
     SaveContractEdit,
 )
 from dexviz.examples.contract_edit_broken import BrokenContractEditFlow
-from dexviz.explore import checks, explore
+from dexviz.explore import canonical, checks, explore, schedule
 from dexviz.explore.api import _setup
 from dexviz.explore.canonical import LiveTexts
-from dexviz.explore.canonical_text import Pieces
+from dexviz.explore.canonical_text import Naming, Pieces
 from dexviz.explore.schedule_records import Setup
 from dexviz.explore.stateful import walk
 from dexviz.explore.symmetry import Symmetry
@@ -180,3 +180,38 @@ def test_a_kept_description_of_a_live_execution_is_the_one_made_afresh(
     for _ in walk(_setup_of(case), max_states=WALK_BOUND):
         pass
     assert reused > 0
+
+
+class _Unkept(Pieces):
+    """Pieces whose namings are made afresh every time (and keep no piece digests)."""
+
+    def naming(self, key: Any, make: Callable[[], dict[str, str]]) -> Naming:
+        return Naming(make())
+
+
+@pytest.mark.parametrize("symmetric", [False, True], ids=["numbered", "symmetric"])
+def test_kept_pieces_give_the_keys_a_fresh_description_gives(
+    symmetric: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Settled executions' texts, namings and their piece digests are kept across states:
+    # every state's keys must be those of its description made from scratch.
+    case = _contract(3)
+    setup = _setup_of(case, [case.input[:-1]] if symmetric else None)
+    made = canonical.canonical_fingerprint
+    compared = 0
+
+    def checked(rt: Any, outside: Any, given: Any, symmetry: Any, *rest: Any) -> Any:
+        nonlocal compared
+        keys = made(rt, outside, given, symmetry, *rest)
+        kept = canonical._SETTLED
+        monkeypatch.setattr(canonical, "_SETTLED", {})
+        fresh = made(rt, outside, given, symmetry, None, _Unkept(given, symmetry))
+        monkeypatch.setattr(canonical, "_SETTLED", kept)
+        assert keys == fresh
+        compared += keys is not None
+        return keys
+
+    monkeypatch.setattr(schedule, "canonical_fingerprint", checked)
+    for _ in walk(setup, max_states=WALK_BOUND):
+        pass
+    assert compared > 100
