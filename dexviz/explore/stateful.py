@@ -95,8 +95,8 @@ class StateHandle:
         return run_schedule(cut, policy, resume=base, capture=self.depth, bench=bench)
 
     def __reduce__(self) -> tuple[Any, ...]:
-        # Sent to a worker: a snapshot that cannot be pickled (a finished handler's Task
-        # left on an execution) is dropped, and the worker replays the trace from the start.
+        # Sent to a worker: a snapshot that cannot be pickled (a canceled coroutine Task still
+        # unwinding, say) is dropped, and the worker replays the trace from the start.
         base, choices = self.base, self.base_choices
         if isinstance(base, Resume):
             try:
