@@ -45,10 +45,8 @@ __all__ = ["Keys", "canonical_fingerprint", "replace_all"]
 
 
 # The Type-N counters only choose the next execution's number: canonical names replace them.
-_CANON_RUN_FIELDS = Fields(
-    tuple(n for n in RUN_NAMES if n not in ("_first_type", "_first_count", "start_input")),
-    RUN_SKIPPED | {"_more_counts"},
-)
+_RUN_NAMES = tuple(n for n in RUN_NAMES if n not in ("_first_type", "_first_count", "start_input"))
+_CANON_RUN_FIELDS = Fields(_RUN_NAMES, RUN_SKIPPED | {"_more_counts"})
 _RUN_SHOWN = _CANON_RUN_FIELDS.read
 _RUN_UNSHOWN = _CANON_RUN_FIELDS.skipped
 
@@ -57,17 +55,51 @@ def _run_extras(run: FlowRun) -> list[tuple[str, Any]]:
     return [(k, v) for k, v in vars(run).items() if k not in _RUN_UNSHOWN]
 
 
+_ATTRIBUTES, _COMPLETIONS = _RUN_NAMES.index("_attributes"), _RUN_NAMES.index("_completions")
+
+
+def _run_shown(run: FlowRun) -> tuple[Any, ...]:
+    """What ``_CANON_RUN_FIELDS`` shows of a run, for ``_same_run``.
+
+    Its slots but the two containers, the Attributes' names and values, the completions
+    (all shared with the snapshot, the containers copied), and its extra fields.
+    """
+    shown = _RUN_SHOWN(run)
+    attributes, completions = shown[_ATTRIBUTES], shown[_COMPLETIONS]
+    return (
+        tuple(v for i, v in enumerate(shown) if i != _ATTRIBUTES and i != _COMPLETIONS),
+        None if attributes is None else tuple(attributes),
+        None if attributes is None else tuple(attributes.values()),
+        None if completions is None else tuple(completions),
+        _run_extras(run),
+    )
+
+
+def _same_run(now: tuple[Any, ...], then: tuple[Any, ...]) -> bool:
+    """Whether a run's ``_run_shown`` shows as the kept one did: the very values.
+
+    Of the kept one, the extra fields are ``frozen``; they are compared by ``shows_as``.
+    """
+    for mine, theirs in zip(now[:4], then[:4]):  # noqa: B905 - both five long
+        if mine is not theirs and (
+            mine is None or theirs is None or len(mine) != len(theirs)
+            or not all(map(is_, mine, theirs))
+        ):  # fmt: skip
+            return False
+    return shows_as(now[4], then[4])
+
+
 def _run_piece(run: FlowRun, parent: StateRecord | None, fresh: Callable[[str], _Piece]
-               ) -> tuple[tuple[Any, Any], _Piece]:
-    """The run's own fields (``_CANON_RUN_FIELDS``), frozen, and their piece.
+               ) -> tuple[tuple[Any, ...], _Piece]:
+    """The run's own fields (``_CANON_RUN_FIELDS``) as ``_run_shown``, and their piece.
 
     The parent's piece when the fields show as they did there.
     """
-    shown = (_RUN_SHOWN(run), _run_extras(run))
+    shown = _run_shown(run)
     kept = None if parent is None else parent.run
-    if kept is not None and shows_as(shown, kept[0]):
+    if kept is not None and _same_run(shown, kept[0]):
         return kept
-    return frozen(shown), fresh(repr(_CANON_RUN_FIELDS(run)))
+    return (*shown[:4], frozen(shown[4])), fresh(repr(_CANON_RUN_FIELDS(run)))
 
 
 @dataclass

@@ -255,9 +255,9 @@ def test_kept_pieces_of_small_flows_give_the_keys_a_fresh_description_gives(
 
 @pytest.mark.parametrize(
     ("planted", "case"),
-    [("unchanged", _contract(3)), ("shows_as", _contract(3)),
+    [("unchanged", _contract(3)), ("_same_run", _contract(3)),
      ("_same_queue", next(c for c in SOUNDNESS_CASES if c.name == "contract-1-extra-token"))],
-    ids=["unchanged", "shows_as", "queues"],
+    ids=["executions", "run", "queues"],
 )  # fmt: skip
 def test_a_planted_bug_in_the_kept_pieces_is_caught(
     planted: str, case: Case, monkeypatch: pytest.MonkeyPatch
