@@ -13,19 +13,19 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from operator import attrgetter
+from operator import is_
 from typing import Any
 
 from dexviz.engine.core.loop import LoopCallback
-from dexviz.engine.core.state import Execution
+from dexviz.engine.core.state import Execution, FlowRun
 from dexviz.engine.runtime import Runtime
 from dexviz.engine.state_copy import settled
-from dexviz.explore.canonical_text import Pieces, pieces_for
+from dexviz.explore.canonical_memo import StateMemo, StateRecord, frozen, shows_as, unchanged
+from dexviz.explore.canonical_text import Pieces, _Piece, pieces_for
 from dexviz.explore.coroutines import CoroutineOpaque, describe_callback, describe_task
 from dexviz.explore.fingerprint import (
-    EXECUTION_NAMES,
     RUN_NAMES,
     RUN_SKIPPED,
     Fields,
@@ -39,17 +39,67 @@ from dexviz.explore.fingerprint import (
     running,
     unit,
 )
-from dexviz.explore.state_key import SettledMemo
 from dexviz.explore.symmetry import Symmetry
 
 __all__ = ["Keys", "canonical_fingerprint", "replace_all"]
 
 
 # The Type-N counters only choose the next execution's number: canonical names replace them.
-_CANON_RUN_FIELDS = Fields(
-    tuple(n for n in RUN_NAMES if n not in ("_first_type", "_first_count", "start_input")),
-    RUN_SKIPPED | {"_more_counts"},
-)
+_RUN_NAMES = tuple(n for n in RUN_NAMES if n not in ("_first_type", "_first_count", "start_input"))
+_CANON_RUN_FIELDS = Fields(_RUN_NAMES, RUN_SKIPPED | {"_more_counts"})
+_RUN_SHOWN = _CANON_RUN_FIELDS.read
+_RUN_UNSHOWN = _CANON_RUN_FIELDS.skipped
+
+
+def _run_extras(run: FlowRun) -> list[tuple[str, Any]]:
+    return [(k, v) for k, v in vars(run).items() if k not in _RUN_UNSHOWN]
+
+
+_ATTRIBUTES, _COMPLETIONS = _RUN_NAMES.index("_attributes"), _RUN_NAMES.index("_completions")
+
+
+def _run_shown(run: FlowRun) -> tuple[Any, ...]:
+    """What ``_CANON_RUN_FIELDS`` shows of a run, for ``_same_run``.
+
+    Its slots but the two containers, the Attributes' names and values, the completions
+    (all shared with the snapshot, the containers copied), and its extra fields.
+    """
+    shown = _RUN_SHOWN(run)
+    attributes, completions = shown[_ATTRIBUTES], shown[_COMPLETIONS]
+    return (
+        tuple(v for i, v in enumerate(shown) if i != _ATTRIBUTES and i != _COMPLETIONS),
+        None if attributes is None else tuple(attributes),
+        None if attributes is None else tuple(attributes.values()),
+        None if completions is None else tuple(completions),
+        _run_extras(run),
+    )
+
+
+def _same_run(now: tuple[Any, ...], then: tuple[Any, ...]) -> bool:
+    """Whether a run's ``_run_shown`` shows as the kept one did: the very values.
+
+    Of the kept one, the extra fields are ``frozen``; they are compared by ``shows_as``.
+    """
+    for mine, theirs in zip(now[:4], then[:4]):  # noqa: B905 - both five long
+        if mine is not theirs and (
+            mine is None or theirs is None or len(mine) != len(theirs)
+            or not all(map(is_, mine, theirs))
+        ):  # fmt: skip
+            return False
+    return shows_as(now[4], then[4])
+
+
+def _run_piece(run: FlowRun, parent: StateRecord | None, fresh: Callable[[str], _Piece]
+               ) -> tuple[tuple[Any, ...], _Piece]:
+    """The run's own fields (``_CANON_RUN_FIELDS``) as ``_run_shown``, and their piece.
+
+    The parent's piece when the fields show as they did there.
+    """
+    shown = _run_shown(run)
+    kept = None if parent is None else parent.run
+    if kept is not None and _same_run(shown, kept[0]):
+        return kept
+    return (*shown[:4], frozen(shown[4])), fresh(repr(_CANON_RUN_FIELDS(run)))
 
 
 @dataclass
@@ -60,165 +110,145 @@ class _Parts:
     parent id, Step type, input) in creation order.
     """
 
-    ordered: list[str] = field(default_factory=list)
-    unordered: list[str] = field(default_factory=list)
+    ordered: list[_Piece] = field(default_factory=list)
+    unordered: list[_Piece] = field(default_factory=list)
     lineage: list[tuple[str, str, str, str]] = field(default_factory=list)
 
 
-_DESCRIBED = SettledMemo()
-"""Settled executions without held messages, described (their text needs no message ranks)."""
+class _LastMemo:
+    """Forwards a snapshot's executions to the memo of the state described last.
 
-
-_SHOWN = attrgetter(*EXECUTION_NAMES)
-_HANDLES = frozenset({"method_timeout", "heartbeat_timer"})
-"""Shown only as there or not (``describe_execution``): a copy holds a copy of the handle."""
-
-
-def _unchanged(ex: Execution, source: Execution) -> bool:
-    """Whether ``describe_execution`` shows ``ex`` as it shows ``source``.
-
-    Compared part by part as the description reads them: the shown slots and extra fields by
-    equality (shared values are the very same objects), the handles by whether they are
-    there, the timers by what is shown of them. Its Task and Step are not shown.
-    """
-    try:
-        if _SHOWN(ex) != _SHOWN(source) or (ex.pending_unit is None) != (
-            source.pending_unit is None
-        ):
-            return False
-        mine, theirs = ex.__dict__, source.__dict__
-        return list(mine) == list(theirs) and all(
-            value is theirs[name] or _same_extra(name, value, theirs[name])
-            for name, value in mine.items()
-        )
-    except Exception:  # noqa: BLE001 - a value that cannot be compared: describe it afresh
-        return False
-
-
-def _same_extra(name: str, value: Any, other: Any) -> bool:
-    if name in _HANDLES:
-        return (value is None) == (other is None)
-    if name == "_timers":
-        return list(map(_timer, value or ())) == list(map(_timer, other or ()))
-    return bool(value == other)
-
-
-def _timer(timer: Any) -> tuple[Any, ...]:
-    return (timer.index, timer.condition_id, timer.fire_at_ns, timer.done)
-
-
-class LiveTexts:
-    """Descriptions of live executions, reused for their unchanged copies in later states.
-
-    A live execution is copied on every restore, so it is never met twice by identity. But
-    an execution described just before the explorer snapshots the state is one the snapshot
-    holds (handed over, ``engine_state.take_over``, or copied) and never changes again: its
-    text is kept (``keep``), and a copy restored from that snapshot that the next step left
-    as it was (every slot the same) is shown by that text.
+    The explorer describes a state, then snapshots it (``schedule._Run.capture`` calls
+    ``LIVE.keep`` with the snapshot's executions): the description is kept for the states
+    restored from that snapshot (``canonical_memo``).
     """
 
-    def __init__(self, limit: int = 50_000) -> None:
-        # Each entry holds its execution alive: bounded to about the frontier's live ones.
-        self._kept: dict[int, tuple[Execution, str]] = {}
-        self.made: list[tuple[Execution, str]] = []
-        self.limit = limit
-
-    def text(self, ex: Execution, source: Execution | None, make: Callable[[], str]) -> str:
-        """The description of ``ex``: ``source``'s when it is kept and ``ex`` is unchanged."""
-        text = None
-        if source is not None:
-            found = self._kept.get(id(source))
-            if found is not None and found[0] is source and _unchanged(ex, source):
-                text = found[1]
-        if text is None:
-            text = make()
-        self.made.append((ex, text))
-        return text
+    def __init__(self) -> None:
+        self.memo: StateMemo | None = None
 
     def keep(self, held: Mapping[str, Execution]) -> None:
-        """Keep the texts made last of the executions ``held`` (a snapshot's) by identity."""
-        kept = self._kept
-        if len(kept) >= self.limit:
-            kept.clear()
-        for ex, text in self.made:
-            copy = held.get(ex.execution_id)
-            # The very object (handed over), or a copy of it that holds the same.
-            if copy is ex or (copy is not None and _unchanged(copy, ex)):
-                kept[id(copy)] = (copy, text)
-        self.made = []
+        """Keep the last description for the snapshot holding ``held``."""
+        memo, self.memo = self.memo, None
+        if memo is not None:
+            memo.keep(held)
 
 
-LIVE = LiveTexts()
-
-
-_SETTLED: dict[int, tuple[Execution, str, tuple[str, str, str, str]]] = {}
-"""Settled executions without held messages: their description and lineage, by identity.
-
-Neither changes (the engine never writes a settled execution again, and its text needs no
-message ranks); a settled execution has no Task, so it owns no unit and runs no handler.
-Each entry holds its execution, so an id is not reused while it is cached.
-"""
-_SETTLED_LIMIT = 200_000
-
-
-def _keep_settled(ex: Execution, text: str, line: tuple[str, str, str, str]) -> None:
-    if len(_SETTLED) >= _SETTLED_LIMIT:
-        _SETTLED.clear()
-    _SETTLED[id(ex)] = (ex, text, line)
-
-
-def _described(
-    ex: Any, rank: dict[int, int], sources: Mapping[str, Execution] | None = None
-) -> str:
-    if ex.held_messages:
-        return repr(describe_execution(ex, rank))
-    if settled(ex):
-        return _DESCRIBED.text(ex, lambda e: repr(describe_execution(e, rank)))
-    source = None if sources is None else sources.get(ex.execution_id)
-    return LIVE.text(ex, source, lambda: repr(describe_execution(ex, rank)))
+LIVE = _LastMemo()
 
 
 def _canonical_parts(
-    rt: Runtime, outside: Sequence[Any], sources: Mapping[str, Execution] | None = None
-) -> _Parts:
+    rt: Runtime, outside: Sequence[Any], texts: Pieces, parent: StateRecord | None
+) -> tuple[_Parts, StateRecord]:
     run = one_run(rt, coroutines=True)
     sim = rt.sim
     assert sim is not None
     rank = message_ranks(run)
+    record = StateRecord(rank)
     parts = _Parts()
-    parts.ordered.append(repr(_CANON_RUN_FIELDS(run)))
-    queues = run.queues_view.items()
-    parts.ordered.extend(repr((k, describe_messages(q, rank))) for k, q in queues if q)
-    parts.unordered.extend(f"w {k} {w.execution_id}" for k, ws in run.waiters.items() for w in ws)
+    fresh = _fresh(texts)
+    record.run = _run_piece(run, parent, fresh)
+    parts.ordered.append(record.run[1])
+    _queues(run, rank, parent, record, parts, fresh)
+    parts.unordered.extend(
+        fresh(f"w {k} {w.execution_id}") for k, ws in run.waiters.items() for w in ws
+    )
+    owners = _executions(run, rank, parent, record, parts, texts)
+    parts.ordered.append(fresh(repr(sim.now_ns)))
+    parts.unordered.extend(fresh(f"r {_unit(u, owners)!r}") for u in sim.ready_units)
+    parts.unordered.extend(fresh(f"t {(due, _unit(u, owners))!r}") for due, u in sim.timed_units())
+    for flow_id, table in rt.lock_tables.items():
+        parts.unordered.extend(fresh(f"l {flow_id} {item!r}") for item in table.held.items())
+        waiting = tuple((keys, owner, unit(resume)) for keys, owner, resume in table.waiting)
+        parts.ordered.append(fresh(f"q {flow_id} {waiting!r}"))
+    parts.ordered.append(fresh(repr((faults_left(rt.faults), tuple(outside)))))
+    return parts, record
+
+
+def _fresh(texts: Pieces) -> Callable[[str], _Piece]:
+    """A text as a piece; a text that names an object by address makes the state opaque."""
+    make = texts.piece
+
+    def fresh(text: str) -> _Piece:
+        piece = make(text)
+        if piece.opaque:
+            raise Opaque("a repr names an object by its address")
+        return piece
+
+    return fresh
+
+
+def _queues(
+    run: FlowRun,
+    rank: dict[int, int],
+    parent: StateRecord | None,
+    record: StateRecord,
+    parts: _Parts,
+    fresh: Callable[[str], _Piece],
+) -> None:
+    """Each non-empty queue's piece: the parent's when it holds the very same messages.
+
+    Messages are never changed once published; their ranks must be the same too.
+    """
+    kept = None if parent is None or parent.rank != rank else parent.queues
+    for k, q in run.queues_view.items():
+        if not q:
+            continue
+        found = None if kept is None else kept.get(k)
+        if found is None or not _same_queue(q, found[0]):
+            found = (tuple(q), fresh(repr((k, describe_messages(q, rank)))))
+        record.queues[k] = found
+        parts.ordered.append(found[1])
+
+
+def _same_queue(queue: Iterable[Any], kept: tuple[Any, ...]) -> bool:
+    """Whether ``queue`` holds the very messages ``kept`` (never changed once published)."""
+    return len(kept) == len(queue) and all(map(is_, queue, kept))  # type: ignore[arg-type]
+
+
+def _executions(
+    run: FlowRun,
+    rank: dict[int, int],
+    parent: StateRecord | None,
+    record: StateRecord,
+    parts: _Parts,
+    texts: Pieces,
+) -> dict[asyncio.Task[Any], str]:
+    """Each execution's piece and lineage line, reused when it shows the same as before.
+
+    A settled execution is the very object in every state (kept by identity); a live one is
+    compared with the execution of the same id in the state restored from (``unchanged``).
+    Returns the owner of each handler Task.
+    """
     owners: dict[asyncio.Task[Any], str] = {}
-    unordered, lineage, kept = parts.unordered, parts.lineage, _SETTLED
-    for ex in run.executions.values():
+    unordered, lineage = parts.unordered, parts.lineage
+    memo = texts.memo
+    kept, before = memo.settled, None if parent is None else parent.executions
+    fresh = _fresh(texts)
+    for execution_id, ex in run.executions.items():
         found = kept.get(id(ex))
         if found is not None and found[0] is ex:
             unordered.append(found[1])
             lineage.append(found[2])
             continue
-        text = _described(ex, rank, sources)
-        unordered.append(text)
-        given = repr(frozen_text(ex.input))  # an input's repr, made once for a frozen record
-        line = (ex.execution_id, ex.from_execution_id, ex.step_type, given)
-        lineage.append(line)
-        if not ex.held_messages and settled(ex):
-            _keep_settled(ex, text, line)
+        held = ex.held_messages
+        entry = None if before is None or held else before.get(execution_id)
+        if entry is None or not (entry[0] is ex or unchanged(ex, entry[0])):
+            piece = fresh(repr(describe_execution(ex, rank)))
+            given = repr(frozen_text(ex.input))  # an input's repr, made once for a frozen record
+            entry = (ex, piece, (execution_id, ex.from_execution_id, ex.step_type, given))
+        else:
+            entry = (ex, entry[1], entry[2])
+        unordered.append(entry[1])
+        lineage.append(entry[2])
+        if not held and settled(ex):
+            memo.keep_settled(entry)
             continue
+        record.executions[execution_id] = entry
         if isinstance(ex.task, asyncio.Task):
-            owners[ex.task] = ex.execution_id
+            owners[ex.task] = execution_id
         if running(ex):
-            unordered.append(f"c {ex.execution_id} {_task(ex.task)!r}")
-    parts.ordered.append(repr(sim.now_ns))
-    parts.unordered.extend(f"r {_unit(u, owners)!r}" for u in sim.ready_units)
-    parts.unordered.extend(f"t {(due, _unit(u, owners))!r}" for due, u in sim.timed_units())
-    for flow_id, table in rt.lock_tables.items():
-        parts.unordered.extend(f"l {flow_id} {item!r}" for item in table.held.items())
-        waiting = tuple((keys, owner, unit(resume)) for keys, owner, resume in table.waiting)
-        parts.ordered.append(f"q {flow_id} {waiting!r}")
-    parts.ordered.append(repr((faults_left(rt.faults), tuple(outside))))
-    return parts
+            unordered.append(fresh(f"c {execution_id} {_task(ex.task)!r}"))
+    return owners
 
 
 def _task(task: Any) -> tuple[Any, ...]:
@@ -305,16 +335,15 @@ def canonical_fingerprint(
     from, whose kept descriptions serve their unchanged copies (``LiveTexts``). ``texts``:
     ``pieces_for(start_input, symmetry)``, when the caller keeps it (it reads the input's repr).
     """
-    LIVE.made = []
-    try:
-        parts = _canonical_parts(rt, outside, sources)
-    except Opaque:
-        return None
     if texts is None:
         texts = pieces_for(start_input, symmetry)
-    found = texts.of((*parts.ordered, *parts.unordered))
-    if found is None:
+    memo = texts.memo
+    LIVE.memo = memo.pending = None
+    try:
+        parts, record = _canonical_parts(rt, outside, texts, memo.parent(sources))
+    except Opaque:
         return None
+    found = parts.ordered + parts.unordered
     lineage = tuple(parts.lineage)
     cut = len(parts.ordered)
 
@@ -336,4 +365,5 @@ def canonical_fingerprint(
         rename = texts.roles(found)
         canonical = digest(rename, tuple(rename[n] for g in symmetry.groups for n in g))
     exact = hashlib.blake2b(b"".join([p.sum for p in found]), digest_size=16).hexdigest()
+    memo.pending, LIVE.memo = record, memo
     return Keys(canonical, numbered, exact)

@@ -18,6 +18,7 @@ import hashlib
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from dexviz.explore.canonical_memo import StateMemo
 from dexviz.explore.symmetry import IDS, Symmetry
 
 __all__ = ["Naming", "Pieces", "pieces_for", "pieces_of"]
@@ -38,7 +39,7 @@ def _bounded(cache: dict[Any, Any]) -> dict[Any, Any]:
 class _Piece:
     """What is known of one piece of a description (after the start input's marker)."""
 
-    __slots__ = ("text", "opaque", "tokens", "values", "masked", "roles", "pairs", "_sum")
+    __slots__ = ("text", "opaque", "tokens", "values", "masked", "roles", "pairs", "sum")
 
     def __init__(self, text: str, symmetry: Symmetry | None) -> None:
         self.text = text
@@ -52,17 +53,10 @@ class _Piece:
         """The text with execution ids masked: a value's role must not depend on numbering."""
         self.roles = tuple(n for n in names if n in self.masked)
         """The symmetric values the masked text holds (those whose role it tells)."""
-        self._sum: bytes | None = None
+        self.sum = _sum(text)
+        """The text's digest: a state's key is composed of its pieces' digests."""
         self.pairs: tuple[tuple[str, str], ...] | None = None
         """Each value the masked text holds, with the text as a mention of it (``roles``)."""
-
-    @property
-    def sum(self) -> bytes:
-        """The text's digest (made once): a state's key is composed of its pieces' digests."""
-        found = self._sum
-        if found is None:
-            found = self._sum = _sum(self.text)
-        return found
 
 
 def _sum(text: str) -> bytes:
@@ -97,6 +91,8 @@ class Pieces:
         self._namings: dict[tuple[Any, ...], Naming] = {}
         self._kept = 0
         """Digests the namings keep, together (bounds their memory)."""
+        self.memo = StateMemo()
+        """The kept descriptions of states, for their successors (``canonical_memo``)."""
 
     def of(self, texts: Iterable[str]) -> list[_Piece] | None:
         """Each text as a piece (the start input marked); None if one names an address."""

@@ -60,6 +60,19 @@ class View:
         """The Flow's history up to the commit."""
         return self.engine.history(self.flow_id)
 
+    @property
+    def status(self) -> FlowStatus:
+        """The Flow's status after the commit (read from the run, without building the state)."""
+        run = self.engine.runtime.runs.get(self.flow_id)
+        return self.flow_state.status if run is None else run.status
+
+    def queued(self, channel: str) -> int:
+        """How many messages ``channel`` holds queued (``len(flow_state.channels[channel])``)."""
+        run = self.engine.runtime.runs.get(self.flow_id)
+        if run is None:
+            return len(self.flow_state.channels.get(channel, ()))
+        return len(run.queues_view.get(channel, ()))
+
     @cached_property
     def active_ids(self) -> frozenset[str]:
         """The ids of the executions still active."""
@@ -267,11 +280,10 @@ class _ConservedMonitor:
     def after_commit(self, events: Sequence[Event], view: View) -> str | None:
         for event in events:
             self._sections.feed(event)
-        state = view.flow_state
-        if state.status is not FlowStatus.RUNNING:
+        if view.status is not FlowStatus.RUNNING:
             return None
         self._sections.settle(view.active_ids)
-        queued = len(state.channels.get(self._sections.channel, ()))
+        queued = view.queued(self._sections.channel)
         total = queued + self._sections.held
         self._armed = self._armed or total > 0
         if not self._armed or total == self._count:

@@ -177,6 +177,8 @@ _IMMUTABLE = (str, int, float, bool, bytes, type(None))
 _PLAIN_TYPES = frozenset((*_IMMUTABLE, tuple, list, dict, set))
 """Types that are never dataclasses: shown as they are, without looking further."""
 _TEXTS: dict[int, tuple[Any, _Text]] = {}
+_RECORDS: dict[type, bool] = {}
+"""Whether each type met is a frozen dataclass (types are few and live for the process)."""
 MAX_TEXTS = 200_000
 """Cached reprs kept (each holds its value, so ids are not reused while cached)."""
 
@@ -205,8 +207,14 @@ def frozen_text(value: Any) -> Any:
     kind = type(value)
     if kind in _PLAIN_TYPES:
         return value
-    params = getattr(kind, "__dataclass_params__", None)
-    if params is None or not params.frozen:
+    record = _RECORDS.get(kind)
+    if record is None:
+        # Looked up once per type: a missing attribute of an Enum class costs an exception.
+        params = getattr(kind, "__dataclass_params__", None)
+        if len(_RECORDS) >= 10_000:
+            _RECORDS.clear()
+        record = _RECORDS[kind] = params is not None and bool(params.frozen)
+    if not record:
         return value
     found = _TEXTS.get(id(value))
     if found is not None and found[0] is value:

@@ -23,10 +23,11 @@ from dexviz.examples.contract_edit import (
     SaveContractEdit,
 )
 from dexviz.examples.contract_edit_broken import BrokenContractEditFlow
-from dexviz.explore import canonical, checks, explore, schedule
+from dexviz.explore import canonical, canonical_memo, checks, explore, schedule
 from dexviz.explore.api import _setup
-from dexviz.explore.canonical import LiveTexts
+from dexviz.explore.canonical_memo import StateMemo, frozen, same, shows_as
 from dexviz.explore.canonical_text import Naming, Pieces
+from dexviz.explore.fingerprint import describe_execution
 from dexviz.explore.schedule_records import Setup
 from dexviz.explore.stateful import walk
 from dexviz.explore.symmetry import Symmetry
@@ -163,23 +164,38 @@ def test_execution_ids_are_renamed_as_whole_tokens() -> None:
 
 
 @pytest.mark.parametrize("case", SOUNDNESS_CASES[:4] + [_contract(3)], ids=lambda c: c.name)
-def test_a_kept_description_of_a_live_execution_is_the_one_made_afresh(
+def test_an_unchanged_live_execution_is_described_as_its_source(
     case: Case, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # ``unchanged`` lets a successor reuse its parent's piece for a live execution.
     reused = 0
-    text = LiveTexts.text
+    test = canonical_memo.unchanged
 
-    def checked(self: LiveTexts, ex: Any, source: Any, make: Callable[[], str]) -> str:
+    def checked(ex: Any, source: Any) -> bool:
         nonlocal reused
-        reused += source is not None and id(source) in self._kept
-        found = text(self, ex, source, make)
-        assert found == make(), f"{case.name}: {ex.execution_id} shown by a stale text"
+        found = test(ex, source)
+        if found:
+            reused += 1
+            mine, theirs = describe_execution(ex, {}), describe_execution(source, {})
+            assert repr(mine) == repr(theirs), f"{case.name}: {ex.execution_id} changed"
         return found
 
-    monkeypatch.setattr(LiveTexts, "text", checked)
+    monkeypatch.setattr(canonical, "unchanged", checked)
     for _ in walk(_setup_of(case), max_states=WALK_BOUND):
         pass
     assert reused > 0
+
+
+def test_same_tells_values_shown_alike() -> None:
+    assert same({"a": [1, "x"]}, {"a": [1, "x"]})
+    assert not same([1], [True]) and not same((0.0,), (-0.0,)) and not same({1}, {1})
+    assert not same({"a": 1, "b": 2}, {"b": 2, "a": 1})  # the order is shown
+    live = {"a": [1, (2, "x")]}
+    kept = frozen(live)
+    assert shows_as(live, kept)
+    live["a"].append(3)
+    assert not shows_as(live, kept)
+    assert not shows_as([True], frozen([1])) and not shows_as({2}, frozen({2}))
 
 
 class _Unkept(Pieces):
@@ -189,29 +205,64 @@ class _Unkept(Pieces):
         return Naming(make())
 
 
+def _compare_kept_with_fresh(
+    case: Case, setup: Setup, monkeypatch: pytest.MonkeyPatch, least: int = 100
+) -> None:
+    made = canonical.canonical_fingerprint
+    compared = reused = 0
+    parent = StateMemo.parent
+
+    def found(memo: StateMemo, held: Any) -> Any:
+        nonlocal reused
+        record = parent(memo, held)
+        reused += record is not None
+        return record
+
+    def checked(rt: Any, outside: Any, given: Any, symmetry: Any, *rest: Any) -> Any:
+        nonlocal compared
+        # Made afresh first: the kept description (the last one made) is the search's own.
+        fresh = made(rt, outside, given, symmetry, None, _Unkept(given, symmetry))
+        keys = made(rt, outside, given, symmetry, *rest)
+        assert keys == fresh, f"{case.name}: a kept piece differs from the fresh one"
+        compared += keys is not None
+        return keys
+
+    monkeypatch.setattr(StateMemo, "parent", found)
+    monkeypatch.setattr(schedule, "canonical_fingerprint", checked)
+    for _ in walk(setup, max_states=WALK_BOUND):
+        pass
+    assert compared >= least and reused >= least
+
+
 @pytest.mark.parametrize("symmetric", [False, True], ids=["numbered", "symmetric"])
 def test_kept_pieces_give_the_keys_a_fresh_description_gives(
     symmetric: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # Settled executions' texts, namings and their piece digests are kept across states:
-    # every state's keys must be those of its description made from scratch.
+    # Settled executions' pieces, a state's pieces kept for its successors, namings and their
+    # piece digests are kept across states: every state's keys must be those of its
+    # description made from scratch.
     case = _contract(3)
-    setup = _setup_of(case, [case.input[:-1]] if symmetric else None)
-    made = canonical.canonical_fingerprint
-    compared = 0
+    _compare_kept_with_fresh(case, _setup_of(case, [case.input[:-1]] if symmetric else None),
+                             monkeypatch)  # fmt: skip
 
-    def checked(rt: Any, outside: Any, given: Any, symmetry: Any, *rest: Any) -> Any:
-        nonlocal compared
-        keys = made(rt, outside, given, symmetry, *rest)
-        kept = canonical._SETTLED
-        monkeypatch.setattr(canonical, "_SETTLED", {})
-        fresh = made(rt, outside, given, symmetry, None, _Unkept(given, symmetry))
-        monkeypatch.setattr(canonical, "_SETTLED", kept)
-        assert keys == fresh
-        compared += keys is not None
-        return keys
 
-    monkeypatch.setattr(schedule, "canonical_fingerprint", checked)
-    for _ in walk(setup, max_states=WALK_BOUND):
-        pass
-    assert compared > 100
+@pytest.mark.parametrize("case", SOUNDNESS_CASES[:6], ids=lambda c: c.name)
+def test_kept_pieces_of_small_flows_give_the_keys_a_fresh_description_gives(
+    case: Case, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _compare_kept_with_fresh(case, _setup_of(case), monkeypatch, least=1)
+
+
+@pytest.mark.parametrize(
+    ("planted", "case"),
+    [("unchanged", _contract(3)), ("_same_run", _contract(3)),
+     ("_same_queue", next(c for c in SOUNDNESS_CASES if c.name == "contract-1-extra-token"))],
+    ids=["executions", "run", "queues"],
+)  # fmt: skip
+def test_a_planted_bug_in_the_kept_pieces_is_caught(
+    planted: str, case: Case, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Each reuse claims "shows the same" where it does not: the comparison must notice.
+    monkeypatch.setattr(canonical, planted, lambda *args: True)
+    with pytest.raises(AssertionError, match="differs from the fresh one"):
+        _compare_kept_with_fresh(case, _setup_of(case), monkeypatch)
