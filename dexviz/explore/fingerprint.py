@@ -102,8 +102,19 @@ def _cell(item: Any) -> Any:
 
 
 def _frozen_record(item: Any) -> bool:
-    params = getattr(type(item), "__dataclass_params__", None)
-    return params is not None and bool(params.frozen)
+    return _frozen_type(type(item))
+
+
+def _frozen_type(kind: type) -> bool:
+    """Whether ``kind`` is a frozen dataclass, asked once per type."""
+    found = _RECORDS.get(kind)
+    if found is None:
+        # Looked up once per type: a missing attribute of an Enum class costs an exception.
+        params = getattr(kind, "__dataclass_params__", None)
+        if len(_RECORDS) >= 10_000:
+            _RECORDS.clear()
+        found = _RECORDS[kind] = params is not None and bool(params.frozen)
+    return found
 
 
 def unit(item: Any) -> Any:
@@ -207,14 +218,7 @@ def frozen_text(value: Any) -> Any:
     kind = type(value)
     if kind in _PLAIN_TYPES:
         return value
-    record = _RECORDS.get(kind)
-    if record is None:
-        # Looked up once per type: a missing attribute of an Enum class costs an exception.
-        params = getattr(kind, "__dataclass_params__", None)
-        if len(_RECORDS) >= 10_000:
-            _RECORDS.clear()
-        record = _RECORDS[kind] = params is not None and bool(params.frozen)
-    if not record:
+    if not _frozen_type(kind):
         return value
     found = _TEXTS.get(id(value))
     if found is not None and found[0] is value:
