@@ -6,6 +6,7 @@ import resource
 import sys
 from typing import Any
 
+from dexviz.explore.caches import release_caches
 from dexviz.explore.parallel import expander_for
 from dexviz.explore.progress import Progress
 from dexviz.explore.report import ExplorationReport, StatefulCounts
@@ -49,6 +50,17 @@ def stateful_report(
     started: float, bar: Progress,
 ) -> ExplorationReport:
     """Search ``setup``'s states breadth first; the report of what it found."""
+    try:
+        return _search_report(setup, workers, cluster, max_states, deadline, started, bar)
+    finally:
+        # The caches hold the search's snapshots by identity: let them go with the search.
+        release_caches()
+
+
+def _search_report(
+    setup: Setup, workers: int, cluster: Any, max_states: int | None, deadline: float | None,
+    started: float, bar: Progress,
+) -> ExplorationReport:
     frontier = Frontier()
 
     def stop(seen: Frontier) -> str | None:

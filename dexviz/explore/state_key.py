@@ -47,6 +47,10 @@ class SettledMemo:
         self._found: dict[int, tuple[Execution, str]] = {}
         self.limit = limit
 
+    def clear(self) -> None:
+        """Forget every kept text (``explore.caches.release_caches``)."""
+        self._found.clear()
+
     def text(self, ex: Execution, make: Callable[[Execution], str]) -> str:
         """``make(ex)``, made once for a settled ``ex``."""
         found = self._found.get(id(ex))
