@@ -104,6 +104,26 @@ def monitor_state(monitor: Monitor) -> object | None:
     return state() if callable(state) else None
 
 
+Monitors = tuple[tuple[str, Monitor], ...]
+"""A schedule's monitors, each with its check's name."""
+
+
+def copied_monitors(monitors: Sequence[tuple[str, Monitor]]) -> Monitors | None:
+    """Independent copies of ``monitors`` when each has a ``copied()``; None otherwise.
+
+    The built-ins copy their few plain fields, far cheaper than a pickle round trip; a
+    monitor without ``copied`` is pickled by the caller (which also tells it apart from one
+    that cannot be kept at all).
+    """
+    copies = []
+    for name, monitor in monitors:
+        copy = getattr(monitor, "copied", None)
+        if copy is None:
+            return None
+        copies.append((name, copy()))
+    return tuple(copies)
+
+
 class Check(Protocol):
     """A property: a name, and a fresh monitor for each schedule."""
 
@@ -212,6 +232,12 @@ class _Sections:
     def held(self) -> int:
         return sum(h.held for h in self.open)
 
+    def copied(self) -> _Sections:
+        """An independent copy (the holdings' chains are the only nested mutable parts)."""
+        return _Sections(
+            self.channel, [_Holding(h.holder, set(h.chain), h.held, h.released) for h in self.open]
+        )
+
     def state(self) -> tuple[object, ...]:
         """The open holdings in order (the order decides which one a release closes)."""
         return tuple((h.holder, tuple(sorted(h.chain)), h.held, h.released) for h in self.open)
@@ -253,6 +279,11 @@ class _ExclusiveMonitor:
 
     def state(self) -> object:
         return self._sections.state()
+
+    def copied(self) -> _ExclusiveMonitor:
+        new = _ExclusiveMonitor.__new__(_ExclusiveMonitor)
+        new._sections = self._sections.copied()
+        return new
 
 
 @dataclass(frozen=True)
@@ -299,6 +330,11 @@ class _ConservedMonitor:
     def state(self) -> object:
         return (self._armed, self._sections.state())
 
+    def copied(self) -> _ConservedMonitor:
+        new = _ConservedMonitor.__new__(_ConservedMonitor)
+        new._sections, new._count, new._armed = self._sections.copied(), self._count, self._armed
+        return new
+
 
 @dataclass(frozen=True)
 class _EndCheck:
@@ -318,6 +354,9 @@ class _EndMonitor:
 
     def state(self) -> object:
         return ()
+
+    def copied(self) -> _EndMonitor:
+        return self  # it keeps nothing but its frozen check
 
     def at_end(self, view: View, terminal: bool) -> str | None:
         if not terminal:

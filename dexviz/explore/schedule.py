@@ -22,7 +22,7 @@ from dexviz.engine.engine_state import SnapshotError
 from dexviz.engine.runtime import Runtime
 from dexviz.explore.canonical import LIVE, Keys, canonical_fingerprint
 from dexviz.explore.canonical_text import pieces_of
-from dexviz.explore.checks import Monitor, View, monitor_state
+from dexviz.explore.checks import Monitor, View, copied_monitors, monitor_state
 from dexviz.explore.fingerprint import Opaque, fingerprint
 from dexviz.explore.fingerprint import unit as describe_unit
 from dexviz.explore.footprint import ANY, Footprint, footprint_of
@@ -140,7 +140,14 @@ class _Run:
         """Start from ``point`` (a state an earlier schedule reached) instead of the start."""
         self.engine.restore(point.snapshot)
         self.left = list(point.left)
-        self.monitors = pickle.loads(point.monitors)
+        kept = point.monitors
+        # Copies of the kept copies: those stay as they were, for the next resume.
+        if isinstance(kept, bytes):
+            self.monitors = pickle.loads(kept)
+        else:
+            copies = copied_monitors(kept)
+            assert copies is not None  # kept copies have copied() themselves
+            self.monitors = list(copies)
         self.sources = point.snapshot.held_executions(self.setup.flow_id)
         if point.digests is not None:
             self.digests = ExecutionDigests(point.digests)
@@ -169,7 +176,7 @@ class _Run:
                 snapshot = self.engine.snapshot()
             # The executions just described are the snapshot's now: keep their texts.
             LIVE.keep(snapshot.held_executions(self.setup.flow_id))
-            monitors = pickle.dumps(self.monitors)
+            monitors = copied_monitors(self.monitors) or pickle.dumps(self.monitors)
         except (SnapshotError, pickle.PicklingError, TypeError, AttributeError):
             return None
         steps = self.result.steps

@@ -92,12 +92,13 @@ class Resume:
     """A state to run on from, reached after ``depth`` steps.
 
     The engine's snapshot and the explorer's side of it: the client actions left and the
-    checks' monitors (pickled).
+    checks' monitors (pickled, or copies that each resume copies again:
+    ``checks.copied_monitors``).
     """
 
     snapshot: EngineSnapshot
     left: tuple[int, ...]
-    monitors: bytes
+    monitors: bytes | tuple[tuple[str, Any], ...]
     depth: int
     state: StateKey | None = None
     """The state's canonical key when it was taken: a resume need not describe it again."""
