@@ -113,13 +113,17 @@ class _Run:
         self.keyed: Callable[[int], bool] | None = getattr(policy, "wants_state", None)
         # The stateful search skips the snapshot of a successor it has seen already.
         self.known: Callable[[str], bool] | None = getattr(policy, "known", None)
+        # A policy that never reads a step's footprint (the stateful search) is given the
+        # one that commutes with nothing, unmeasured.
+        self.footprints: bool = getattr(policy, "footprints", True)
         self.tasks: dict[asyncio.Task[Any], str] = {}
         self.digests = ExecutionDigests()
         # The executions of the snapshot this schedule resumed from (``canonical.LiveTexts``).
         self.sources: dict[str, Any] | None = None
         self.keep: list[object] = []
         self.left = [a.count for a in setup.actions]
-        self.monitors: list[tuple[str, Monitor]] = [(c.name, c.monitor()) for c in setup.checks]
+        # Made by ``start``; a resumed schedule takes the snapshot's.
+        self.monitors: list[tuple[str, Monitor]] = []
 
     def _record(self, kind: str, options: tuple[Option, ...]) -> int | None:
         index = self.policy.choose(kind, options)
@@ -132,6 +136,7 @@ class _Run:
 
     def start(self) -> None:
         setup = self.setup
+        self.monitors = [(c.name, c.monitor()) for c in setup.checks]
         self.engine.client().start_flow(setup.flow, setup.flow_id, setup.input)
         self.result.initial = self._state()
         self._check(tuple(self.engine.history(setup.flow_id)), -1)
@@ -248,7 +253,8 @@ class _Run:
         else:
             events, label = self._run_action(int(options[choice][1]))  # type: ignore[index]
             footprint, first_seen = Footprint.everything(), -1
-        self._note_tasks()
+        if self.footprints:
+            self._note_tasks()
         run = self.rt.runs.get(self.setup.flow_id)
         if run is not None and events:
             self.digests.touch(run, {e.execution_id for e in events if e.execution_id})
@@ -300,11 +306,11 @@ class _Run:
         self, units: list[Callable[[], None]], choice: int
     ) -> tuple[tuple[Event, ...], str, Footprint]:
         # Asked before the unit runs: running it clears the future that names its Task.
-        owner = owner_of(units[choice], self.tasks)
+        owner = owner_of(units[choice], self.tasks) if self.footprints else None
         self.chooser.primed = choice
         events = tuple(self.rt.run_unit() or ())
         self.chooser.primed = None
-        if self.setup.dependent_always:
+        if self.setup.dependent_always or not self.footprints:
             footprint = Footprint.everything()
         elif events:
             footprint = footprint_of(events, self._wait_channels)

@@ -130,6 +130,8 @@ class _ExpandPolicy:
 
     prunes = True
     canonical = True
+    footprints = False
+    """The search keeps no sleep sets: a step's footprint is never read."""
 
     def __init__(
         self, forced: tuple[int, ...], depth: int, known: Callable[[str], bool] | None = None

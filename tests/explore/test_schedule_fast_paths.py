@@ -1,4 +1,8 @@
-"""Monitors kept with a snapshot: copied by the built-ins' ``copied()``, pickled otherwise."""
+"""The per-transition fast paths of the stateful search's schedules.
+
+Monitors kept with a snapshot are copied by the built-ins' ``copied()`` (pickled otherwise);
+a policy that reads no footprints is given the one that commutes with nothing.
+"""
 
 from __future__ import annotations
 
@@ -84,3 +88,15 @@ def test_a_snapshot_resumed_twice_gives_its_monitors_the_same_state_each_time() 
         == ends[1].steps[-1].fingerprint
         == ends[3].steps[-1].fingerprint
     )
+
+
+def test_the_stateful_policy_measures_no_footprints_and_other_policies_do() -> None:
+    from dexviz.explore.footprint import Footprint
+    from dexviz.explore.violation import ReplayPolicy
+
+    setup = _setup(tuple(TOKEN_CHECKS), 6)
+    stateful = run_schedule(setup, _ExpandPolicy((), 5))
+    replayed = run_schedule(setup, ReplayPolicy(tuple(c.index for c in stateful.choices)))
+    assert [s.label for s in stateful.steps] == [s.label for s in replayed.steps]
+    assert all(s.footprint is Footprint.everything() for s in stateful.steps)
+    assert any(s.footprint is not Footprint.everything() for s in replayed.steps)
