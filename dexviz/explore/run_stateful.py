@@ -12,6 +12,7 @@ from dexviz.explore.progress import Progress
 from dexviz.explore.report import ExplorationReport, StatefulCounts
 from dexviz.explore.schedule import clock
 from dexviz.explore.schedule_records import Setup
+from dexviz.explore.search_gc import young_generation
 from dexviz.explore.stateful import Frontier, search
 from dexviz.explore.violation import Violation, replay
 
@@ -51,7 +52,8 @@ def stateful_report(
 ) -> ExplorationReport:
     """Search ``setup``'s states breadth first; the report of what it found."""
     try:
-        return _search_report(setup, workers, cluster, max_states, deadline, started, bar)
+        with young_generation():
+            return _search_report(setup, workers, cluster, max_states, deadline, started, bar)
     finally:
         # The caches hold the search's snapshots by identity: let them go with the search.
         release_caches()
