@@ -113,7 +113,8 @@ def copied_monitors(monitors: Sequence[tuple[str, Monitor]]) -> Monitors | None:
 
     The built-ins copy their few plain fields, far cheaper than a pickle round trip; a
     monitor without ``copied`` is pickled by the caller (which also tells it apart from one
-    that cannot be kept at all).
+    that cannot be kept at all). A monitor with ``copied`` never changes in ``at_end``: a
+    schedule that runs no further step hands its monitors over uncopied.
     """
     copies = []
     for name, monitor in monitors:

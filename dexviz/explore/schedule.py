@@ -181,13 +181,20 @@ class _Run:
                 snapshot = self.engine.snapshot()
             # The executions just described are the snapshot's now: keep their texts.
             LIVE.keep(snapshot.held_executions(self.setup.flow_id))
-            monitors = copied_monitors(self.monitors) or pickle.dumps(self.monitors)
+            monitors = self._kept_monitors(last)
         except (SnapshotError, pickle.PicklingError, TypeError, AttributeError):
             return None
         steps = self.result.steps
         state = steps[-1].state if steps else self.result.initial
         return Resume(snapshot, tuple(self.left), monitors, depth,
                       None if state == UNKEYED else state, self.digests.saved())  # fmt: skip
+
+    def _kept_monitors(self, last: bool) -> bytes | tuple[tuple[str, Monitor], ...]:
+        """The monitors as a snapshot keeps them: copies (or the very ones), else pickled."""
+        if last and all(hasattr(m, "copied") for _, m in self.monitors):
+            # Only ``at_end`` reads them from here on, and a copyable monitor's never writes.
+            return tuple(self.monitors)
+        return copied_monitors(self.monitors) or pickle.dumps(self.monitors)
 
     def _state(self) -> StateKey:
         sim = self.rt.sim

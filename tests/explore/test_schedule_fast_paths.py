@@ -6,6 +6,8 @@ a policy that reads no footprints is given the one that commutes with nothing.
 
 from __future__ import annotations
 
+import pytest
+
 from dexviz.engine.core.choice import FaultBudget
 from dexviz.engine.engine import as_registry
 from dexviz.examples.contract_edit import ContractEdit, ContractEditFlow, SaveContractEdit
@@ -100,3 +102,38 @@ def test_the_stateful_policy_measures_no_footprints_and_other_policies_do() -> N
     assert [s.label for s in stateful.steps] == [s.label for s in replayed.steps]
     assert all(s.footprint is Footprint.everything() for s in stateful.steps)
     assert any(s.footprint is not Footprint.everything() for s in replayed.steps)
+
+
+def test_a_schedule_that_stops_at_its_capture_hands_its_monitors_over(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from dexviz.explore import schedule
+
+    copies: list[int] = []
+
+    def counting(monitors):  # type: ignore[no-untyped-def]
+        copies.append(len(monitors))
+        return copied_monitors(monitors)
+
+    monkeypatch.setattr(schedule, "copied_monitors", counting)
+    result = run_schedule(_setup(tuple(TOKEN_CHECKS), 3), _ExpandPolicy((), 2), capture=2)
+    assert result.captured is not None and isinstance(result.captured.monitors, tuple)
+    assert copies == []
+    # A capture the schedule runs on from keeps copies.
+    longer = run_schedule(_setup(tuple(TOKEN_CHECKS), 6), _ExpandPolicy((), 2), capture=2)
+    assert longer.captured is not None and isinstance(longer.captured.monitors, tuple)
+    assert copies == [3]
+
+
+def test_the_builtin_monitors_do_not_change_at_the_end() -> None:
+    from dexviz.explore.checks import View
+
+    setup = _setup(tuple(TOKEN_CHECKS), 8)
+    result = run_schedule(setup, _ExpandPolicy((), 7), capture=7, keep_engine=True)
+    assert result.captured is not None and result.engine is not None
+    view = View(result.engine, "flow-1")
+    for _, monitor in result.captured.monitors:
+        before = checks.monitor_state(monitor)
+        monitor.at_end(view, True)
+        monitor.at_end(view, False)
+        assert checks.monitor_state(monitor) == before
