@@ -5,9 +5,11 @@ and drops a state's worth of objects per transition. At Python's default young t
 (700 allocations) the collector runs hundreds of young passes per thousand transitions, and
 every tenth of the middle passes may become a full pass over every snapshot kept: on the
 seed Flow a sixth of the search's CPU time, a quarter with five reviewers. With a young
-generation of ``YOUNG`` objects the passes are far fewer and the full ones rare, while the
-reference cycles of dropped snapshots and coroutines are still collected as they were
-(reference counting frees the rest at once); results never depend on when it runs.
+generation of ``YOUNG`` objects, and ``MIDDLE`` young passes to a middle one, the passes are
+far fewer and the full ones rare, while the reference cycles of dropped snapshots and
+coroutines are still collected (reference counting frees the rest at once, and a full pass
+still waits for the old generation to grow by a quarter, as ever); results never depend on
+when it runs.
 """
 
 from __future__ import annotations
@@ -16,21 +18,24 @@ import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-__all__ = ["YOUNG", "young_generation"]
+__all__ = ["MIDDLE", "YOUNG", "young_generation"]
 
 YOUNG = 10_000
 """The young generation's threshold during a search (Python's default is 700)."""
+MIDDLE = 50
+"""Young passes to a middle one during a search (Python's default is 10)."""
 
 
 @contextmanager
-def young_generation(threshold: int = YOUNG) -> Iterator[None]:
-    """Raise the collector's young threshold to ``threshold`` inside the block, then restore it.
+def young_generation(young: int = YOUNG, middle: int = MIDDLE) -> Iterator[None]:
+    """Raise the collector's first two thresholds inside the block, then restore all three.
 
-    A threshold set higher already (or a collector turned off) is left as it is.
+    A threshold set higher already is left as it is, and so is a collector turned off
+    (a young threshold of 0).
     """
     before = gc.get_threshold()
-    if before[0] and before[0] < threshold:
-        gc.set_threshold(threshold, *before[1:])
+    if before[0]:
+        gc.set_threshold(max(before[0], young), max(before[1], middle), *before[2:])
     try:
         yield
     finally:

@@ -7,7 +7,7 @@ import gc
 import pytest
 
 from dexviz.explore import run_stateful
-from dexviz.explore.search_gc import YOUNG, young_generation
+from dexviz.explore.search_gc import MIDDLE, YOUNG, young_generation
 from tests.explore.test_caches import _search
 
 
@@ -21,14 +21,14 @@ def thresholds():  # type: ignore[no-untyped-def]
 def test_the_young_threshold_is_raised_inside_and_restored_after(thresholds) -> None:  # type: ignore[no-untyped-def]
     gc.set_threshold(700, 10, 10)
     with young_generation():
-        assert gc.get_threshold() == (YOUNG, 10, 10)
+        assert gc.get_threshold() == (YOUNG, MIDDLE, 10)
     assert gc.get_threshold() == (700, 10, 10)
     with pytest.raises(RuntimeError), young_generation():
         raise RuntimeError
     assert gc.get_threshold() == (700, 10, 10)
 
 
-@pytest.mark.parametrize("given", [(0, 10, 10), (50_000, 5, 5)])
+@pytest.mark.parametrize("given", [(0, 10, 10), (50_000, 100, 5)])
 def test_a_higher_threshold_or_a_collector_turned_off_is_left_alone(thresholds, given) -> None:  # type: ignore[no-untyped-def]
     gc.set_threshold(*given)
     with young_generation():
@@ -47,4 +47,4 @@ def test_a_stateful_search_runs_with_the_larger_young_generation(thresholds, mon
 
     monkeypatch.setattr(run_stateful, "search", spying)
     assert _search().proven
-    assert seen == [(YOUNG, 10, 10)] and gc.get_threshold() == (700, 10, 10)
+    assert seen == [(YOUNG, MIDDLE, 10)] and gc.get_threshold() == (700, 10, 10)
