@@ -108,21 +108,25 @@ Monitors = tuple[tuple[str, Monitor], ...]
 """A schedule's monitors, each with its check's name."""
 
 
+def copyable(monitors: Sequence[tuple[str, Monitor]]) -> bool:
+    """Whether every monitor has a ``copied()`` (``copied_monitors`` can keep them all).
+
+    A monitor with ``copied`` promises it never changes in ``at_end``: a schedule that runs no
+    further step may hand its monitors over uncopied.
+    """
+    return all(hasattr(monitor, "copied") for _, monitor in monitors)
+
+
 def copied_monitors(monitors: Sequence[tuple[str, Monitor]]) -> Monitors | None:
     """Independent copies of ``monitors`` when each has a ``copied()``; None otherwise.
 
     The built-ins copy their few plain fields, far cheaper than a pickle round trip; a
     monitor without ``copied`` is pickled by the caller (which also tells it apart from one
-    that cannot be kept at all). A monitor with ``copied`` never changes in ``at_end``: a
-    schedule that runs no further step hands its monitors over uncopied.
+    that cannot be kept at all).
     """
-    copies = []
-    for name, monitor in monitors:
-        copy = getattr(monitor, "copied", None)
-        if copy is None:
-            return None
-        copies.append((name, copy()))
-    return tuple(copies)
+    if not copyable(monitors):
+        return None
+    return tuple((name, monitor.copied()) for name, monitor in monitors)  # type: ignore[attr-defined]
 
 
 class Check(Protocol):

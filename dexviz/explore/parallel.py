@@ -23,6 +23,7 @@ from dexviz.explore.affine_pool import (
     stays_here,
     to_forget,
 )
+from dexviz.explore.caches import release_caches
 from dexviz.explore.schedule_records import Setup
 from dexviz.explore.stateful import (
     Expander,
@@ -70,6 +71,8 @@ def _export_on_worker(token: str, handles: Sequence[StateHandle]) -> list[StateH
 def _drop(token: str) -> None:
     """On each Dask worker at the end: forget the exploration's snapshots and engine."""
     _SIDES.pop(token, None)
+    # The worker process lives on: its description caches would keep the snapshots alive.
+    release_caches()
 
 
 class DaskExpander:

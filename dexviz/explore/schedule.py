@@ -22,7 +22,14 @@ from dexviz.engine.engine_state import SnapshotError
 from dexviz.engine.runtime import Runtime
 from dexviz.explore.canonical import LIVE, Keys, canonical_fingerprint
 from dexviz.explore.canonical_text import pieces_of
-from dexviz.explore.checks import Monitor, View, copied_monitors, monitor_state
+from dexviz.explore.checks import (
+    Monitor,
+    Monitors,
+    View,
+    copied_monitors,
+    copyable,
+    monitor_state,
+)
 from dexviz.explore.fingerprint import Opaque, fingerprint
 from dexviz.explore.fingerprint import unit as describe_unit
 from dexviz.explore.footprint import ANY, Footprint, footprint_of
@@ -189,12 +196,16 @@ class _Run:
         return Resume(snapshot, tuple(self.left), monitors, depth,
                       None if state == UNKEYED else state, self.digests.saved())  # fmt: skip
 
-    def _kept_monitors(self, last: bool) -> bytes | tuple[tuple[str, Monitor], ...]:
+    def _kept_monitors(self, last: bool) -> bytes | Monitors:
         """The monitors as a snapshot keeps them: copies (or the very ones), else pickled."""
-        if last and all(hasattr(m, "copied") for _, m in self.monitors):
+        if not copyable(self.monitors):
+            return pickle.dumps(self.monitors)
+        if last:
             # Only ``at_end`` reads them from here on, and a copyable monitor's never writes.
             return tuple(self.monitors)
-        return copied_monitors(self.monitors) or pickle.dumps(self.monitors)
+        copies = copied_monitors(self.monitors)
+        assert copies is not None  # copyable
+        return copies
 
     def _state(self) -> StateKey:
         sim = self.rt.sim
