@@ -25,6 +25,7 @@ from dexviz.explore.affine_pool import (
 )
 from dexviz.explore.caches import release_caches
 from dexviz.explore.schedule_records import Setup
+from dexviz.explore.search_gc import young_generation
 from dexviz.explore.stateful import (
     Expander,
     Expansion,
@@ -60,7 +61,10 @@ def _expand_on_worker(
         side = _SIDES[token] = HeldExpander(number, setup)
     if forget is not None:
         side.forget(*forget)
-    return side.expand(handles)
+    # As in the searching process and the forked workers (which inherit it): a Dask worker
+    # is its own process, started before the search, with the collector's default thresholds.
+    with young_generation():
+        return side.expand(handles)
 
 
 def _export_on_worker(token: str, handles: Sequence[StateHandle]) -> list[StateHandle]:

@@ -6,7 +6,9 @@ import gc
 
 import pytest
 
+from dexviz.examples.contract_edit import ContractEditFlow
 from dexviz.explore import run_stateful
+from dexviz.explore.api import _setup
 from dexviz.explore.search_gc import MIDDLE, YOUNG, young_generation
 from tests.explore.test_caches import _search
 
@@ -47,4 +49,21 @@ def test_a_stateful_search_runs_with_the_larger_young_generation(thresholds, mon
 
     monkeypatch.setattr(run_stateful, "search", spying)
     assert _search().proven
+    assert seen == [(YOUNG, MIDDLE, 10)] and gc.get_threshold() == (700, 10, 10)
+
+
+def test_a_dask_workers_batch_is_expanded_with_the_larger_young_generation(  # type: ignore[no-untyped-def]
+    thresholds, monkeypatch
+) -> None:
+    # A Dask worker is a process of its own, started before the search: it inherits nothing.
+    from dexviz.explore import affine_pool, parallel
+
+    gc.set_threshold(700, 10, 10)
+    seen = []
+    monkeypatch.setattr(
+        affine_pool.HeldExpander, "expand", lambda self, handles: seen.append(gc.get_threshold())
+    )
+    monkeypatch.setattr(parallel, "_SIDES", {})
+    setup = _setup(ContractEditFlow(), [], [], [], None, None, None, "flow-1")
+    parallel._expand_on_worker(setup, "token", 0, None, [])
     assert seen == [(YOUNG, MIDDLE, 10)] and gc.get_threshold() == (700, 10, 10)
