@@ -65,5 +65,5 @@ def test_a_dask_workers_batch_is_expanded_with_the_larger_young_generation(  # t
     )
     monkeypatch.setattr(parallel, "_SIDES", {})
     setup = _setup(ContractEditFlow(), [], [], [], None, None, None, "flow-1")
-    parallel._expand_on_worker(setup, "token", 0, None, [])
+    parallel._expand_on_worker(setup, "token", 0, parallel._packed((None, [])))
     assert seen == [(YOUNG, MIDDLE, 10)] and gc.get_threshold() == (700, 10, 10)
