@@ -205,6 +205,21 @@ def mark(state: Any, flight: Flight) -> tuple[int, ...]:
     return tuple(places)
 
 
+def disarm(flight: Flight) -> None:
+    """Cut the attempt contexts of ``flight``'s Tasks off from the engine and its state.
+
+    For a snapshot that took the engine's objects over (``engine_state.take_over``): the
+    Tasks are dropped by the next restore and closed whenever they are freed, and a handler's
+    ``finally`` may then heartbeat, write a Stream or ask for a SubFlow through its context.
+    Without a runtime and SubFlows the context writes nowhere: a heartbeat is dropped, a
+    Stream write or SubFlow call raises inside the close (which the collector ignores). Its
+    reads still see its execution, which nothing writes to any more.
+    """
+    for ctx in flight.contexts:
+        ctx._runtime = None
+        ctx._subflows = None
+
+
 def _drop_fired_units(state: Any) -> None:
     """Drop the units of fired timers that live executions' handles still name.
 

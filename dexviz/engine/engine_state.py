@@ -348,19 +348,23 @@ def take(rt: Runtime) -> EngineSnapshot:
         raise SnapshotError("a live engine cannot be snapshotted: its handlers run on threads")
     if rt.recorder._pending:
         raise SnapshotError("a unit is being committed: snapshot between units")
-    if (rt._loop is not None and rt._loop.pending_tasks()) or not _records_only(rt):
-        # Coroutine handlers in flight: kept as traces that a restore re-drives.
-        try:
-            flight = coroutine_trace.describe(rt)
-        except coroutine_trace.ReplayError as error:
-            raise SnapshotError(f"a coroutine handler cannot be snapshotted: {error}") from None
-        state = EngineState.of(rt).copied()
+    flight = _flight(rt)
+    state = EngineState.of(rt).copied()
+    if flight is not None:
         state.coroutine_places = coroutine_trace.mark(state, flight)
         state.coroutines = tuple(flight.traces)
-    else:
-        state = EngineState.of(rt).copied()
     flow_types = tuple(d.flow_type for d in rt.registry.definitions)
     return EngineSnapshot(flow_types, state.now_ns, state=state, origin=rt)
+
+
+def _flight(rt: Runtime) -> coroutine_trace.Flight | None:
+    """The coroutine handlers in flight (kept as traces a restore re-drives), or None."""
+    if (rt._loop is None or not rt._loop.pending_tasks()) and _records_only(rt):
+        return None
+    try:
+        return coroutine_trace.describe(rt)
+    except coroutine_trace.ReplayError as error:
+        raise SnapshotError(f"a coroutine handler cannot be snapshotted: {error}") from None
 
 
 def take_over(rt: Runtime) -> EngineSnapshot:
@@ -368,14 +372,18 @@ def take_over(rt: Runtime) -> EngineSnapshot:
 
     Only for an engine that is restored before it runs a unit again (the explorer's bench,
     which restores a state, runs one step and snapshots the result): from then on the
-    snapshot is the only holder of those objects. A state with coroutine handlers in flight
-    is copied as ``take`` does (its tasks stay with the engine).
+    snapshot is the only holder of those objects. Coroutines in flight are traces as in
+    ``take``; their Tasks stay with the engine (the restore drops them), their contexts
+    disarmed (``coroutine_trace.disarm``): closed later, they write nothing the snapshot holds.
     """
     if rt.closed or rt.sim is None or rt.recorder._pending:
         return take(rt)  # take raises the fitting error
-    if (rt._loop is not None and rt._loop.pending_tasks()) or not _records_only(rt):
-        return take(rt)
+    flight = _flight(rt)
     state = EngineState.of(rt).detached()
+    if flight is not None:  # the records go into the objects the snapshot holds now
+        state.coroutine_places = coroutine_trace.mark(state, flight)
+        state.coroutines = tuple(flight.traces)
+        coroutine_trace.disarm(flight)
     flow_types = tuple(d.flow_type for d in rt.registry.definitions)
     return EngineSnapshot(flow_types, state.now_ns, state=state, origin=rt)
 

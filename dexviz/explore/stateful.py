@@ -191,10 +191,13 @@ def expand(
     handle: StateHandle,
     bench: Bench | None = None,
     known: Callable[[str], bool] | None = None,
+    found: set[str] | None = None,
 ) -> Expansion:
     """Every transition out of ``handle``'s state: one restore per combination of choices.
 
-    ``bench``: the engine to restore into (one per process, reused for every expansion).
+    ``bench``: the engine to restore into (one per process, reused for every expansion);
+    ``known`` says which successors are not snapshotted (see ``StateHandle.restore``);
+    ``found`` gets the fingerprint of each successor, as it is reached.
     """
     offset, own = handle.offset, len(handle.trace) - handle.base_choices
     suffix: tuple[int, ...] = ()
@@ -214,6 +217,8 @@ def expand(
         trace = handle.trace + tuple(c.index for c in taken)
         captured = result.captured
         key = step.fingerprint
+        if found is not None and key is not None:
+            found.add(key)
         if captured is None:
             successor = StateHandle(
                 trace, handle.depth + 1, handle.base, handle.base_choices, key
@@ -267,8 +272,20 @@ class LocalExpander:
         """The search's seen-set, when it runs in this process: no snapshot of what it holds."""
 
     def expand_all(self, handles: Sequence[StateHandle]) -> list[Expansion]:
-        """``expand`` of each handle, one after the other."""
-        return [expand(self.setup, handle, self.bench, self.known) for handle in handles]
+        """``expand`` of each handle, one after the other.
+
+        A successor whose fingerprint an earlier one of this level had is not snapshotted:
+        the levels are merged in this order, so the earlier one is the state expanded (or
+        bounded) and this one is merged into it. Most merges are of such siblings and
+        cousins (two orders of the same steps), which ``known`` (the states of the levels
+        merged before) cannot tell yet.
+        """
+        known, found = self.known, set[str]()
+
+        def seen(key: str) -> bool:
+            return key in found or (known is not None and known(key))
+
+        return [expand(self.setup, handle, self.bench, seen, found) for handle in handles]
 
 
 @dataclass
