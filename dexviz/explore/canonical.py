@@ -15,7 +15,7 @@ import asyncio
 import hashlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from operator import is_
+from operator import is_, itemgetter
 from typing import Any
 
 from dexviz.engine.core.loop import LoopCallback
@@ -56,6 +56,8 @@ def _run_extras(run: FlowRun) -> list[tuple[str, Any]]:
 
 
 _ATTRIBUTES, _COMPLETIONS = _RUN_NAMES.index("_attributes"), _RUN_NAMES.index("_completions")
+_OTHERS = itemgetter(*[i for i in range(len(_RUN_NAMES)) if i not in (_ATTRIBUTES, _COMPLETIONS)])
+"""The run's shown slots but the two containers, in one C call."""
 
 
 def _run_shown(run: FlowRun) -> tuple[Any, ...]:
@@ -67,7 +69,7 @@ def _run_shown(run: FlowRun) -> tuple[Any, ...]:
     shown = _RUN_SHOWN(run)
     attributes, completions = shown[_ATTRIBUTES], shown[_COMPLETIONS]
     return (
-        tuple(v for i, v in enumerate(shown) if i != _ATTRIBUTES and i != _COMPLETIONS),
+        _OTHERS(shown),
         None if attributes is None else tuple(attributes),
         None if attributes is None else tuple(attributes.values()),
         None if completions is None else tuple(completions),

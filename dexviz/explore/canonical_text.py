@@ -15,6 +15,7 @@ Ids are renamed as whole tokens (``IDS``): a longer name that merely contains an
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -30,6 +31,10 @@ ADDRESS = " at 0x"
 """In a default repr: the object is named, not described, so the state has no fingerprint."""
 
 
+_SPLIT = re.compile(f"({IDS.pattern})")
+"""``IDS`` as a group: ``split`` gives the text between ids and the ids, alternating."""
+
+
 def _bounded(cache: dict[Any, Any]) -> dict[Any, Any]:
     if len(cache) >= LIMIT:
         cache.clear()
@@ -39,12 +44,15 @@ def _bounded(cache: dict[Any, Any]) -> dict[Any, Any]:
 class _Piece:
     """What is known of one piece of a description (after the start input's marker)."""
 
-    __slots__ = ("text", "opaque", "tokens", "values", "masked", "roles", "pairs", "sum")
+    __slots__ = ("text", "opaque", "split", "tokens", "values", "masked", "roles", "pairs", "sum")
 
     def __init__(self, text: str, symmetry: Symmetry | None) -> None:
         self.text = text
         self.opaque = ADDRESS in text
-        self.tokens = tuple(dict.fromkeys(IDS.findall(text)))
+        split = _SPLIT.split(text)
+        self.split = split if len(split) > 1 else None
+        """The text between ids and the ids (``IDS``), alternating; None without ids."""
+        self.tokens = tuple(dict.fromkeys(split[1::2]))
         """The execution ids (and id-like names) in the text, once each."""
         names = () if symmetry is None else tuple(n for g in symmetry.groups for n in g)
         self.values = tuple(n for n in names if n in text)
@@ -160,10 +168,10 @@ class Pieces:
         """The piece with its symmetric values renamed by ``rename``, then its ids by ``names``."""
         if piece.values and rename:
             return self.renamed(self.moved(piece, rename), names)
-        tokens = piece.tokens
-        if not tokens:
+        split = piece.split
+        if split is None:
             return piece.text
-        return self._renamed_tokens(piece.text, tokens, names)
+        return _joined(split, names)
 
     def renamed(self, text: str, names: dict[str, str]) -> str:
         """``text`` with every execution id token renamed by ``names`` (others kept)."""
@@ -219,6 +227,19 @@ class Pieces:
             found = hashlib.blake2b(key.encode(), digest_size=5).hexdigest()
             _bounded(self._bases)[key] = found
         return found
+
+
+def _joined(split: list[str], names: dict[str, str]) -> str:
+    """A piece's ``split`` joined again, each id renamed by ``names`` (others kept).
+
+    What ``IDS.sub`` renaming each match gives: the same matches, in order.
+    """
+    get = names.get
+    parts = split[:]
+    for at in range(1, len(parts), 2):
+        token = parts[at]
+        parts[at] = get(token, token)
+    return "".join(parts)
 
 
 _CACHES: dict[tuple[str, Symmetry | None], Pieces] = {}

@@ -196,24 +196,36 @@ class _Sections:
     open: list[_Holding] = field(default_factory=list)
 
     def feed(self, event: Event) -> None:
-        kind, payload = event.kind, event.payload
-        if kind == EventKind.STEP_EXECUTION_CREATED and event.execution_id:
-            parent = payload.get("from_execution_id")
-            for holding in self.open:
-                if parent in holding.chain:
-                    holding.chain.add(event.execution_id)
+        # The kind first: a payload is built when first read (``history.event.Payload``),
+        # and only these kinds' payloads say anything to a section.
+        kind = event.kind
+        if kind == EventKind.STEP_EXECUTION_CREATED:
+            if event.execution_id and self.open:
+                self._created(event.execution_id, event.payload.get("from_execution_id"))
+            return
+        if kind not in (EventKind.MESSAGE_CONSUMED, EventKind.MESSAGE_PUBLISHED,
+                        EventKind.MESSAGE_RETURNED):  # fmt: skip
+            return
+        payload = event.payload
         if payload.get("channel") != self.channel:
             return
         if kind == EventKind.MESSAGE_CONSUMED:
             self._consumed(str(payload.get("consumer") or event.execution_id))
         elif kind == EventKind.MESSAGE_PUBLISHED:
-            who = payload.get("publisher")
-            for holding in self.open:
-                if not holding.released and who in holding.chain:
-                    holding.released, holding.held = True, 0
-                    break
-        elif kind == EventKind.MESSAGE_RETURNED:
+            self._published(payload.get("publisher"))
+        else:
             self._returned(payload.get("from"))
+
+    def _created(self, execution_id: str, parent: object) -> None:
+        for holding in self.open:
+            if parent in holding.chain:
+                holding.chain.add(execution_id)
+
+    def _published(self, who: object) -> None:
+        for holding in self.open:
+            if not holding.released and who in holding.chain:
+                holding.released, holding.held = True, 0
+                break
 
     def _consumed(self, consumer: str) -> None:
         mine = [h for h in self.open if h.holder == consumer and not h.released]
@@ -229,9 +241,12 @@ class _Sections:
                 holding.released = holding.held == 0
                 return
 
-    def settle(self, active: frozenset[str]) -> None:
+    def settle(self, view: View) -> None:
         """Close the holdings that were given back and whose chain has finished."""
-        self.open = [h for h in self.open if not (h.released and h.chain.isdisjoint(active))]
+        if any(h.released for h in self.open):
+            # Only a released holding closes: the active ids are read only then.
+            active = view.active_ids
+            self.open = [h for h in self.open if not (h.released and h.chain.isdisjoint(active))]
 
     @property
     def held(self) -> int:
@@ -273,7 +288,7 @@ class _ExclusiveMonitor:
             sections.feed(event)
         if not sections.open:
             return None
-        sections.settle(view.active_ids)
+        sections.settle(view)
         if len(sections.open) < 2:
             return None
         inside = " and ".join(sorted(h.holder for h in sections.open))
@@ -318,7 +333,7 @@ class _ConservedMonitor:
             self._sections.feed(event)
         if view.status is not FlowStatus.RUNNING:
             return None
-        self._sections.settle(view.active_ids)
+        self._sections.settle(view)
         queued = view.queued(self._sections.channel)
         total = queued + self._sections.held
         self._armed = self._armed or total > 0

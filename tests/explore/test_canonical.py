@@ -161,6 +161,9 @@ def test_execution_ids_are_renamed_as_whole_tokens() -> None:
     text = "w Step-1 MyStep-1 Step-12 ('Step-1', 'x')"
     assert pieces.renamed(text, names) == "w Step@ab.0 MyStep-1 Step-12 ('Step@ab.0', 'x')"
     assert pieces.renamed(text, {}) == text  # the same text under another renaming
+    piece = pieces.piece(text)  # a piece's kept split, joined again under the names
+    assert pieces.rewritten(piece, {}, names) == pieces.renamed(text, names)
+    assert pieces.rewritten(pieces.piece("no ids"), {}, names) == "no ids"
 
 
 @pytest.mark.parametrize("case", SOUNDNESS_CASES[:4] + [_contract(3)], ids=lambda c: c.name)
